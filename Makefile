@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ksmbd-bpf-sched: BPF-controlled scheduling for ksmbd.
+#
+#   make deps      install build and test dependencies (apt, as root)
+#   make kernel    extract linux-source-6.12, apply kernel/, build (cached)
+#   make tools     libbpf, bpftool, the BPF classifier and smb-classify
+#   make check     host unit tests (cmocka), seconds
+#   make test      check + the VM suite (real ksmbd, real SMB clients)
+#   make demo      boot the VM and show classification of real clients
+#   make bench     A/B benchmarks in one VM boot (ratios)
+#   make help      this text
+#
+# Build outputs of the kernel, libbpf and bpftool live in $(CACHE_DIR),
+# outside the checkout; ccache sits behind the compiler.
+
+CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ksmbd-bpf-sched
+export CACHE_DIR
+
+TOP        := $(abspath .)
+KSRC       := $(CACHE_DIR)/src/linux
+KOBJ       := $(CACHE_DIR)/build
+BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
+LIBBPF_DIR := $(CACHE_DIR)/libbpf
+BPFTOOL    := $(CACHE_DIR)/bpftool/bpftool
+CLANG      ?= clang-19
+export LIBBPF_DIR BPFTOOL CLANG
+
+# Debian packages the build and the tests need.
+DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
+	dwarves ccache clang-19 llvm-19 qemu-system-x86 ksmbd-tools smbclient \
+	cifs-utils fio libcmocka-dev zlib1g-dev libcap-dev pkg-config rsync \
+	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite
+
+.PHONY: all deps kernel kernel-src libbpf tools bpf check test vmtest demo \
+	bench help clean install checkpatch kernel-series
+
+all: kernel tools
+
+help:
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+
+deps:
+	@missing=$$(for p in $(DEPS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "[deps] installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "[deps] run as root (apt-get)"; exit 1; fi; \
+		apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $$missing >/dev/null; \
+	fi
+
+kernel-src: deps
+	scripts/kernel.sh apply
+
+kernel: deps
+	scripts/kernel.sh build
+
+libbpf: kernel-src
+	scripts/kernel.sh tools
+
+tools: libbpf
+	$(MAKE) -C tools/smb-classify
+
+bpf: tools
+
+check: tools
+	$(MAKE) -C selftests/unit run
+
+vmtest: kernel tools
+	selftests/vm/run-suite
+
+test: check vmtest
+
+demo: kernel tools
+	selftests/vm/run selftests/vm/demo.sh
+
+bench: kernel tools
+	selftests/bench/run
+
+checkpatch: kernel-src
+	scripts/checkpatch.sh
+
+kernel-series: kernel-src
+	scripts/kernel-series.sh
+
+install: tools
+	$(MAKE) -C tools/smb-classify install
+
+clean:
+	$(MAKE) -C tools/smb-classify clean
+	$(MAKE) -C selftests/unit clean
