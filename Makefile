@@ -58,7 +58,7 @@ kernel-src: deps
 kernel: deps
 	scripts/kernel.sh build
 
-libbpf: kernel-src
+libbpf: deps
 	scripts/kernel.sh tools
 
 tools: libbpf

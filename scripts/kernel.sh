@@ -136,7 +136,7 @@ source) do_source ;;
 apply) do_apply ;;
 config) do_apply; do_config ;;
 build) do_apply; do_config; do_build ;;
-tools) do_apply; do_tools ;;
+tools) do_source; do_tools ;;
 all) do_apply; do_config; do_build; do_tools ;;
 *) die "usage: $0 source|apply|config|build|tools|all" ;;
 esac
