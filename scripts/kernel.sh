@@ -126,9 +126,13 @@ do_tools() {
 		CC="ccache gcc" -j"$JOBS" "$out/libbpf/obj/libbpf.a" >/dev/null
 	make -s -C "$SRC/tools/lib/bpf" OUTPUT="$out/libbpf/obj/" \
 		DESTDIR="$out/libbpf" prefix= install_headers >/dev/null
+	# bpftool's own BPF skeletons (prog profile, pids) are not needed;
+	# CLANG=false alone is not enough: the clang-bpf-co-re feature test
+	# may still report "on" and the build then runs "false" on them.
 	make -s -C "$SRC/tools/bpf/bpftool" OUTPUT="$out/bpftool/" \
-		CLANG=false -j"$JOBS" >/dev/null 2>&1 ||
-	make -C "$SRC/tools/bpf/bpftool" OUTPUT="$out/bpftool/" CLANG=false -j1
+		CLANG=false feature-clang-bpf-co-re=0 -j"$JOBS" >/dev/null 2>&1 ||
+	make -C "$SRC/tools/bpf/bpftool" OUTPUT="$out/bpftool/" CLANG=false \
+		feature-clang-bpf-co-re=0 -j1
 }
 
 case "${1:-all}" in
