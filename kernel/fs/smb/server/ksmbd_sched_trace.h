@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Tracepoints of ksmbd's BPF scheduling hook: the inspection interface.
+ * Usable from tracefs (events/ksmbd/), perf and bpftrace.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM ksmbd
+
+#if !defined(_KSMBD_SCHED_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _KSMBD_SCHED_TRACE_H
+
+#include <linux/tracepoint.h>
+#include <uapi/linux/ksmbd_sched.h>
+
+#define show_smb2_command(cmd)					\
+	__print_symbolic(cmd,					\
+		{ 0x0000, "NEGOTIATE" },			\
+		{ 0x0001, "SESSION_SETUP" },			\
+		{ 0x0002, "LOGOFF" },				\
+		{ 0x0003, "TREE_CONNECT" },			\
+		{ 0x0004, "TREE_DISCONNECT" },			\
+		{ 0x0005, "CREATE" },				\
+		{ 0x0006, "CLOSE" },				\
+		{ 0x0007, "FLUSH" },				\
+		{ 0x0008, "READ" },				\
+		{ 0x0009, "WRITE" },				\
+		{ 0x000a, "LOCK" },				\
+		{ 0x000b, "IOCTL" },				\
+		{ 0x000c, "CANCEL" },				\
+		{ 0x000d, "ECHO" },				\
+		{ 0x000e, "QUERY_DIRECTORY" },			\
+		{ 0x000f, "CHANGE_NOTIFY" },			\
+		{ 0x0010, "QUERY_INFO" },			\
+		{ 0x0011, "SET_INFO" },				\
+		{ 0x0012, "OPLOCK_BREAK" },			\
+		{ KSMBD_SCHED_CMD_UNKNOWN, "UNKNOWN" })
+
+#define show_sched_req_flags(f)					\
+	__print_flags(f, "|",					\
+		{ KSMBD_SCHED_REQ_COMPOUND, "COMPOUND" },	\
+		{ KSMBD_SCHED_REQ_SIGNED, "SIGNED" },		\
+		{ KSMBD_SCHED_REQ_ENCRYPTED, "ENCRYPTED" },	\
+		{ KSMBD_SCHED_REQ_ASYNC, "ASYNC" },		\
+		{ KSMBD_SCHED_REQ_RDMA_CHANNEL, "RDMA" },	\
+		{ KSMBD_SCHED_REQ_COMPRESSED, "COMPRESSED" },	\
+		{ KSMBD_SCHED_REQ_SMB1, "SMB1" })
+
+/**
+ * ksmbd_sched_conn - a connection was classified at accept
+ *
+ * Fires for every accepted connection while a program is attached in any
+ * namespace; @prog is empty when none is attached in the connection's.
+ */
+TRACE_EVENT(ksmbd_sched_conn,
+	TP_PROTO(const struct ksmbd_sched_conn *c, u32 class_word,
+		 const char *prog),
+	TP_ARGS(c, class_word, prog),
+	TP_STRUCT__entry(
+		__field(u32, netns_ino)
+		__array(u8, peer, 16)
+		__field(u16, peer_port)
+		__field(u16, family)
+		__field(u32, class_word)
+		__string(prog, prog)
+	),
+	TP_fast_assign(
+		__entry->netns_ino = c->netns_ino;
+		memcpy(__entry->peer, c->peer_addr, 16);
+		__entry->peer_port = c->peer_port;
+		__entry->family = c->family;
+		__entry->class_word = class_word;
+		__assign_str(prog);
+	),
+	TP_printk("netns=%u peer=%pI6c port=%u class=0x%08x id=%u weight=%u per_peer=%d prog=%s",
+		  __entry->netns_ino, __entry->peer, __entry->peer_port,
+		  __entry->class_word,
+		  KSMBD_SCHED_CLASS_ID_OF(__entry->class_word),
+		  KSMBD_SCHED_CLASS_WEIGHT_OF(__entry->class_word),
+		  !!(__entry->class_word & KSMBD_SCHED_CLASS_PER_PEER),
+		  __get_str(prog)[0] ? __get_str(prog) : "-")
+);
+
+/**
+ * ksmbd_sched_req - a request received a verdict from the program
+ */
+TRACE_EVENT(ksmbd_sched_req,
+	TP_PROTO(const struct ksmbd_sched_req *r, u32 verdict),
+	TP_ARGS(r, verdict),
+	TP_STRUCT__entry(
+		__array(u8, peer, 16)
+		__field(u32, class_word)
+		__field(u16, command)
+		__field(u16, credit_charge)
+		__field(u32, flags)
+		__field(u32, length)
+		__field(u64, offset)
+		__field(u32, verdict)
+	),
+	TP_fast_assign(
+		memcpy(__entry->peer, r->peer_addr, 16);
+		__entry->class_word = r->class_word;
+		__entry->command = r->command;
+		__entry->credit_charge = r->credit_charge;
+		__entry->flags = r->flags;
+		__entry->length = r->length;
+		__entry->offset = r->offset;
+		__entry->verdict = verdict;
+	),
+	TP_printk("peer=%pI6c class=0x%08x cmd=%s flags=%s len=%u off=%llu credits=%u verdict=0x%x queue=%u splice=%d",
+		  __entry->peer, __entry->class_word,
+		  show_smb2_command(__entry->command),
+		  show_sched_req_flags(__entry->flags),
+		  __entry->length, __entry->offset, __entry->credit_charge,
+		  __entry->verdict,
+		  __entry->verdict & KSMBD_SCHED_VERDICT_QUEUE_MASK,
+		  !!(__entry->verdict & KSMBD_SCHED_VERDICT_SPLICE))
+);
+
+#endif /* _KSMBD_SCHED_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE ksmbd_sched_trace
+#include <trace/define_trace.h>
