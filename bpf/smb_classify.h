@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * smb_classify.h - maps shared by the reference classifier and its loader
+ *
+ * Included by smb_classify.bpf.c and by tools/smb-classify.  Only fixed-size
+ * types, so the layout is the same for BPF and for user space.
+ */
+#ifndef SMB_CLASSIFY_H
+#define SMB_CLASSIFY_H
+
+#include <linux/types.h>
+
+/* Name of the LPM trie map in the object, and of its pin. */
+#define SMB_PREFIXES_MAP_NAME	"prefixes"
+
+/* Capacity of the prefixes map. */
+#define SMB_PREFIXES_MAX	16384
+
+/* Bytes of an address in a prefix key: IPv6, IPv4 stored IPv4-mapped. */
+#define SMB_ADDR_LEN		16
+
+/* Prefix length of an IPv4-mapped address (::ffff:0:0/96). */
+#define SMB_V4MAPPED_PREFIXLEN	96
+
+/**
+ * struct smb_prefix_key - key of the prefixes LPM trie
+ * @prefixlen: significant leading bits of @addr, 0..128.
+ * @addr:      address in network byte order; an IPv4 prefix a.b.c.d/N is
+ *             stored as ::ffff:a.b.c.d/(96 + N), the encoding of
+ *             ksmbd_sched_conn::peer_addr.  Bits past @prefixlen are zero.
+ *
+ * The value of the map is a __u32 class word (KSMBD_SCHED_CLASS()).
+ */
+struct smb_prefix_key {
+	__u32 prefixlen;
+	__u8 addr[SMB_ADDR_LEN];
+};
+
+#endif /* SMB_CLASSIFY_H */
