@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * classword.c - numbers and class words for smb-classify
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/ksmbd_sched.h>
+
+#include "classword.h"
+
+/**
+ * parse_uint() - strict decimal number
+ * @s:   text; only the digits 0-9, no sign, no spaces, no leading zero
+ *       (so "010" is never read as 8 or as 10), at most 20 characters.
+ * @max: largest value accepted.
+ * @out: value, set only on success.
+ *
+ * Return: 0; -EINVAL for anything but a plain decimal; -ERANGE above @max.
+ */
+int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	unsigned long val = 0;
+	const char *p;
+
+	if (!s || !*s || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (p = s; *p; p++) {
+		unsigned int d;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		d = *p - '0';
+		if (d > max || val > (max - d) / 10)
+			goto range;
+		val = val * 10 + d;
+	}
+	*out = val;
+	return 0;
+range:
+	/* Finish checking the syntax: "99999x" is -EINVAL, not -ERANGE. */
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+	return -ERANGE;
+}
+
+/**
+ * class_word_encode() - class word for a class spec
+ * @spec: id 0..65535, weight 1..255, per_peer; out-of-range fields are
+ *        the caller's bug (class_spec_parse() checks them).
+ *
+ * Return: KSMBD_SCHED_CLASS(id, weight, per_peer).
+ */
+uint32_t class_word_encode(const struct class_spec *spec)
+{
+	return KSMBD_SCHED_CLASS(spec->id, spec->weight, spec->per_peer);
+}
+
+/**
+ * class_word_decode() - class spec of a class word
+ * @word: class word; reserved bits 24-30 are ignored, as by the kernel.
+ * @spec: output; a weight field of 0 decodes as 1, its meaning.
+ */
+void class_word_decode(uint32_t word, struct class_spec *spec)
+{
+	spec->id = KSMBD_SCHED_CLASS_ID_OF(word);
+	spec->weight = KSMBD_SCHED_CLASS_WEIGHT_OF(word);
+	if (!spec->weight)
+		spec->weight = 1;
+	spec->per_peer = !!(word & KSMBD_SCHED_CLASS_PER_PEER);
+}
+
+static int spec_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Command words may be abbreviated, as in bpftool and ip. */
+static bool is_prefix(const char *word, const char *of)
+{
+	size_t n = strlen(word);
+
+	return n && !strncmp(word, of, n);
+}
+
+/**
+ * class_spec_parse() - parse "CLASS [weight W] [per-peer]"
+ * @argc:   number of words in @argv.
+ * @argv:   the words; "weight" and "per-peer" may be abbreviated and come
+ *          in either order, each at most once.
+ * @spec:   output, set only on success; weight defaults to 1.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err (CLASSWORD_ERRLEN is enough).
+ *
+ * Return: 0 or -EINVAL.
+ */
+int class_spec_parse(int argc, char **argv, struct class_spec *spec,
+		     char *err, size_t errlen)
+{
+	struct class_spec s = { .weight = 1 };
+	bool have_weight = false;
+	unsigned long v;
+	int i, r;
+
+	if (argc < 1 || !argv[0])
+		return spec_err(err, errlen, "missing CLASS");
+	r = parse_uint(argv[0], CLASS_ID_MAX, &v);
+	if (r)
+		return spec_err(err, errlen,
+				"class '%.40s': %s", argv[0],
+				r == -ERANGE ? "above 65535" :
+				"must be a decimal 0-65535");
+	s.id = v;
+
+	for (i = 1; i < argc; i++) {
+		if (is_prefix(argv[i], "weight")) {
+			if (have_weight)
+				return spec_err(err, errlen,
+						"weight given twice");
+			if (++i >= argc)
+				return spec_err(err, errlen,
+						"weight: missing value");
+			r = parse_uint(argv[i], CLASS_WEIGHT_MAX, &v);
+			if (r || v < CLASS_WEIGHT_MIN)
+				return spec_err(err, errlen,
+						"weight '%.40s': must be a decimal 1-255",
+						argv[i]);
+			s.weight = v;
+			have_weight = true;
+		} else if (is_prefix(argv[i], "per-peer")) {
+			if (s.per_peer)
+				return spec_err(err, errlen,
+						"per-peer given twice");
+			s.per_peer = true;
+		} else {
+			return spec_err(err, errlen,
+					"'%.40s': expected 'weight W' or 'per-peer'",
+					argv[i]);
+		}
+	}
+	*spec = s;
+	return 0;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * smb-classify - load and configure the ksmbd BPF classifier
+ *
+ * Conventions follow bpftool: command words may be abbreviated, errors are
+ * one line "Error: ..." on stderr (with -j a JSON object {"error": ...} on
+ * stdout instead) and a non-zero exit status.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "main.h"
+
+bool json_output;
+struct json_writer *jw;
+const char *netns_arg;
+
+static bool debug;
+static bool err_reported;
+static struct json_writer json_writer;
+
+/**
+ * p_err() - report the error of this run
+ * @fmt: printf format of one line, without "Error: " and newline.
+ *
+ * Only the first error of a run is printed, so a command reports exactly
+ * one line however its error paths unwind.
+ */
+void p_err(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (err_reported)
+		return;
+	err_reported = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (json_output) {
+		json_init(&json_writer, stdout, json_writer.pretty);
+		json_start_object(&json_writer);
+		json_key(&json_writer, "error");
+		json_string(&json_writer, msg);
+		json_end_object(&json_writer);
+		json_finish(&json_writer);
+	} else {
+		fprintf(stderr, "Error: %s\n", msg);
+	}
+}
+
+/**
+ * p_info() - a note for the user: stdout as text, nothing with -j
+ * @fmt: printf format of one line, without newline.
+ */
+void p_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (json_output)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/**
+ * is_prefix() - whether a command word abbreviates a keyword
+ * @word: what the user typed; must not be empty.
+ * @of:   the keyword.
+ *
+ * Return: true when @word is a non-empty prefix of @of.
+ */
+bool is_prefix(const char *word, const char *of)
+{
+	size_t n = strlen(word);
+
+	return n && !strncmp(word, of, n);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (level > LIBBPF_WARN && !debug)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void usage(FILE *out)
+{
+	fputs(
+"Usage: smb-classify [OPTIONS] COMMAND [ARGS]\n"
+"\n"
+"Load the ksmbd connection classifier (a BPF struct_ops program of type\n"
+"ksmbd_sched_ops) into a network namespace and configure its prefixes.\n"
+"\n"
+"Commands (words may be abbreviated, e.g. 'p a' for 'prefix add'):\n"
+"  load [OBJ]          attach the classifier in the netns; OBJ is a BPF\n"
+"                      object with one SEC(\".struct_ops.link\") map of type\n"
+"                      ksmbd_sched_ops (default: the built-in smb_prefix).\n"
+"                      A pinned prefixes map is reused.  Error if a program\n"
+"                      is already attached there (use replace).\n"
+"  replace [OBJ]       switch the attached program atomically (one link\n"
+"                      update: no connection is classified by neither); the\n"
+"                      prefixes map is kept.\n"
+"  unload              detach and remove the pins of the netns; \"nothing\n"
+"                      loaded\" is not an error.  Works from the stored\n"
+"                      record after 'ip netns del NAME'.\n"
+"  status              program, link and prog ids, whether ksmbd serves\n"
+"                      the netns, kernel counters, number of prefixes.\n"
+"  prefix add CIDR CLASS [weight W] [per-peer]\n"
+"                      connections from CIDR get class CLASS (0-65535;\n"
+"                      0 is the anonymous class), W turns per round\n"
+"                      (1-255, default 1), and with per-peer each peer\n"
+"                      address is its own client within the class.  An\n"
+"                      existing prefix is updated.  Works before load too.\n"
+"  prefix del CIDR     remove a prefix (error if it is not there).\n"
+"  prefix list         prefixes, IPv4 first, by address, then length.\n"
+"\n"
+"CIDR: ADDR/LEN, strictly: IPv4 as four decimal octets without leading\n"
+"zeros (no 127.1, 010.0.0.1, 0x7f...), IPv6 as inet_pton(3) reads it, LEN\n"
+"decimal 0-32 or 0-128.  A bare address is rejected (write /32 or /128),\n"
+"and so is a prefix with host bits set (the error names the network).\n"
+"IPv4 prefixes are stored IPv4-mapped (a.b.c.d/N as ::ffff:a.b.c.d/96+N),\n"
+"the form in which ksmbd passes IPv4 peers, and listed as IPv4 again;\n"
+"0.0.0.0/0 matches all IPv4 peers, ::/0 all peers.  The longest matching\n"
+"prefix wins; a peer matching none gets class 0.\n"
+"\n"
+"Options:\n"
+"  -j, --json          JSON output; errors as {\"error\": \"...\"} on stdout\n"
+"  -p, --pretty        pretty-printed JSON (implies -j)\n"
+"  -n, --netns NETNS   work in network namespace NETNS: a name from\n"
+"                      'ip netns' (" NETNS_RUN_DIR "/NAME) or a path such as\n"
+"                      /proc/PID/ns/net; default: the current one.  The\n"
+"                      program is attached from inside it\n"
+"  -d, --debug         print libbpf debug messages\n"
+"  -V, --version       print the version\n"
+"  -h, --help          print this help\n"
+"\n"
+"Pins: " PIN_ROOT "/<netns inode>/{link,prefixes}; names given\n"
+"with -n are recorded as symlinks " PIN_NAMES "/NAME -> ../<inode>.\n"
+"bpffs is mounted on " BPFFS_ROOT " when it is not.  Only the initial\n"
+"netns is served by ksmbd in Linux 6.12; status says so for others.\n"
+"\n"
+"Exit status: 0 on success (also 'unload' with nothing loaded), 1 on error.\n",
+	      out);
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+};
+
+static int do_load_cmd(int argc, char **argv)
+{
+	return do_load(argc, argv, false);
+}
+
+static int do_replace_cmd(int argc, char **argv)
+{
+	return do_load(argc, argv, true);
+}
+
+static const struct cmd cmds[] = {
+	{ "load",	do_load_cmd },
+	{ "replace",	do_replace_cmd },
+	{ "unload",	do_unload },
+	{ "status",	do_status },
+	{ "prefix",	do_prefix },
+	{ "help",	do_help },
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "pretty",	no_argument,		NULL, 'p' },
+		{ "netns",	required_argument,	NULL, 'n' },
+		{ "debug",	no_argument,		NULL, 'd' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ 0 }
+	};
+	bool pretty = false;
+	size_t i;
+	int opt;
+
+	/* Options are allowed anywhere, as in bpftool; "--" ends them. */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":jpn:dVh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json_output = true;
+			break;
+		case 'p':
+			json_output = true;
+			pretty = true;
+			json_writer.pretty = true;
+			break;
+		case 'n':
+			netns_arg = optarg;
+			break;
+		case 'd':
+			debug = true;
+			break;
+		case 'V':
+			printf("smb-classify v%s (libbpf %s)\n",
+			       SMB_CLASSIFY_VERSION, libbpf_version_string());
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			p_err("option '%s' needs an argument", argv[optind - 1]);
+			return 1;
+		default:
+			if (optopt)
+				p_err("unknown option '-%c' (see --help)",
+				      optopt);
+			else
+				p_err("unknown option '%s' (see --help)",
+				      argv[optind - 1]);
+			return 1;
+		}
+	}
+	json_init(&json_writer, stdout, pretty);
+	jw = &json_writer;
+
+	libbpf_set_print(libbpf_print);
+
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		p_err("missing command (see --help)");
+		return 1;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (is_prefix(argv[0], cmds[i].name))
+			return cmds[i].func(argc - 1, argv + 1) ? 1 : 0;
+	p_err("unknown command '%s' (see --help)", argv[0]);
+	return 1;
+}

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * netns.c - network namespaces, pins and kernel state for smb-classify
+ *
+ * Stored identity.  The pins of a netns live in PIN_ROOT/<ino>, <ino> being
+ * the netns's nsfs inode number.  A name given with -n NAME is recorded as
+ * a symlink PIN_NAMES/NAME -> ../<ino>, so after "ip netns del NAME" the
+ * pins are still found.  A netns is then looked for by inode among
+ * NETNS_RUN_DIR and /proc/<pid>/ns/net: if no process holds it any more,
+ * it is gone and its pins are stale.  An inode number can be reused by a
+ * later netns; a pinned link is therefore checked against the link id the
+ * kernel reports for the netns (/proc/net/ksmbd_sched) before it is used.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+
+#include "main.h"
+#include "smb_classify.h"
+
+/* Whether @name is usable as one path component (a netns name). */
+static bool valid_name(const char *name)
+{
+	return *name && strlen(name) < NAME_MAX && !strchr(name, '/') &&
+	       strcmp(name, ".") && strcmp(name, "..");
+}
+
+static int fd_ino(int fd, unsigned long *ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Open a netns file whose inode is @ino: a bind mount or a process's. */
+static int find_netns_by_ino(unsigned long ino)
+{
+	static const char *const dirs[] = { NETNS_RUN_DIR, "/proc" };
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	unsigned int i;
+	int fd = -1;
+	DIR *d;
+
+	for (i = 0; i < 2 && fd < 0; i++) {
+		d = opendir(dirs[i]);
+		if (!d)
+			continue;
+		while (fd < 0 && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			if (i == 1) {
+				if (!isdigit((unsigned char)de->d_name[0]))
+					continue;
+				snprintf(path, sizeof(path),
+					 "/proc/%s/ns/net", de->d_name);
+			} else {
+				snprintf(path, sizeof(path), "%s/%s",
+					 dirs[i], de->d_name);
+			}
+			if (stat(path, &st) || st.st_ino != ino)
+				continue;
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		closedir(d);
+	}
+	return fd;
+}
+
+/* The inode a name was recorded with, from PIN_NAMES/NAME -> ../<ino>. */
+static int recorded_ino(const char *name, unsigned long *ino)
+{
+	char path[PATH_MAX], target[64], *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, name);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	if (strncmp(target, "../", 3) || !isdigit((unsigned char)target[3]))
+		return -EINVAL;
+	errno = 0;
+	*ino = strtoul(target + 3, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	return 0;
+}
+
+static int enter_netns(int fd, const char *label)
+{
+	if (setns(fd, CLONE_NEWNET)) {
+		int err = -errno;
+
+		p_err("cannot enter netns %s: %s", label, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/**
+ * ns_resolve() - find and enter the netns of this command
+ * @ns:        filled in; ns->lock_fd is -1.
+ * @need_live: fail when the netns no longer exists (load, replace, prefix).
+ *
+ * With -n, enters that netns (setns(CLONE_NEWNET)): the kernel binds a
+ * struct_ops link to the attaching task's netns and /proc/self/net shows
+ * the current one.  A name whose netns was deleted resolves through its
+ * record to the stored inode, with ns->live false (or, if some process
+ * still holds that netns, enters it).  Without @need_live, a name that
+ * neither exists nor was recorded gives ns->ino 0 and ns->live false.
+ *
+ * Return: 0 or a negative errno, the error reported.
+ */
+int ns_resolve(struct ns_ctx *ns, bool need_live)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	memset(ns, 0, sizeof(*ns));
+	ns->lock_fd = -1;
+	ns->label = "current";
+
+	if (!netns_arg) {
+		fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			p_err("cannot open /proc/self/ns/net: %s",
+			      strerror(errno));
+			return err;
+		}
+	} else {
+		ns->label = netns_arg;
+		if (strchr(netns_arg, '/')) {
+			snprintf(path, sizeof(path), "%s", netns_arg);
+		} else if (valid_name(netns_arg)) {
+			ns->name = netns_arg;
+			snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR,
+				 netns_arg);
+		} else {
+			p_err("invalid netns name '%s'", netns_arg);
+			return -EINVAL;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && (errno != ENOENT || !ns->name)) {
+			err = -errno;
+			p_err("cannot open netns %s: %s", path,
+			      strerror(errno));
+			return err;
+		}
+		if (fd < 0) {
+			err = recorded_ino(ns->name, &ns->ino);
+			if (err == -ENOENT && !need_live) {
+				/* Nothing to find: ns->ino 0, not live. */
+				ns->ino = 0;
+				return 0;
+			}
+			if (err) {
+				p_err("netns '%s' does not exist%s", ns->name,
+				      err == -ENOENT ?
+				      " (and smb-classify has no record of it)" :
+				      " (and its record is unreadable)");
+				return -ENOENT;
+			}
+			fd = find_netns_by_ino(ns->ino);
+		}
+	}
+
+	if (fd >= 0) {
+		unsigned long old;
+
+		err = fd_ino(fd, &ns->ino);
+		if (!err && ns->name && !recorded_ino(ns->name, &old) &&
+		    old != ns->ino) {
+			int ofd = find_netns_by_ino(old);
+
+			if (ofd >= 0)
+				close(ofd);
+			else
+				ns->old_ino = old;
+		}
+		if (!err && netns_arg)
+			err = enter_netns(fd, ns->label);
+		else if (err)
+			p_err("cannot stat netns %s: %s", ns->label,
+			      strerror(-err));
+		close(fd);
+		if (err)
+			return err;
+		ns->live = true;
+	} else if (need_live) {
+		p_err("netns '%s' (inode %lu) no longer exists", ns->name,
+		      ns->ino);
+		return -ENOENT;
+	}
+	snprintf(ns->dir, sizeof(ns->dir), "%s/%lu", PIN_ROOT, ns->ino);
+	return 0;
+}
+
+static bool bpffs_mounted(void)
+{
+	struct statfs sfs;
+
+	return !statfs(BPFFS_ROOT, &sfs) && sfs.f_type == BPF_FS_MAGIC;
+}
+
+static int mkdir_ok(const char *path)
+{
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		int err = -errno;
+
+		p_err("cannot create %s: %s", path, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/**
+ * ns_lock() - serialise smb-classify runs and prepare the pin directory
+ * @ns:     from ns_resolve().
+ * @create: mount bpffs if needed and create PIN_ROOT and ns->dir.
+ *
+ * Takes an exclusive flock() on PIN_ROOT, held until ns_unlock() or exit,
+ * so two loaders never interleave their attach, pin and cleanup steps.
+ *
+ * Return: 0; -ENOENT (not reported) when !@create and there is nothing
+ * pinned at all; another negative errno, reported.
+ */
+int ns_lock(struct ns_ctx *ns, bool create)
+{
+	int err;
+
+	if (!bpffs_mounted()) {
+		if (!create)
+			return -ENOENT;
+		if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
+			err = -errno;
+			p_err("bpffs is not mounted on %s and mounting it failed: %s",
+			      BPFFS_ROOT, strerror(errno));
+			return err;
+		}
+	}
+	if (create) {
+		err = mkdir_ok(PIN_ROOT);
+		if (err)
+			return err;
+	}
+	ns->lock_fd = open(PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ns->lock_fd < 0) {
+		err = -errno;
+		if (err == -ENOENT && !create)
+			return err;
+		p_err("cannot open %s: %s", PIN_ROOT, strerror(errno));
+		return err;
+	}
+	if (flock(ns->lock_fd, LOCK_EX)) {
+		err = -errno;
+		p_err("cannot lock %s: %s", PIN_ROOT, strerror(errno));
+		ns_unlock(ns);
+		return err;
+	}
+	if (ns->old_ino) {
+		/* Pins of the netns this name named before, deleted since. */
+		struct ns_ctx old = { .ino = ns->old_ino, .lock_fd = -1 };
+
+		snprintf(old.dir, sizeof(old.dir), "%s/%lu", PIN_ROOT,
+			 old.ino);
+		err = ns_remove_pins(&old);
+		if (err) {
+			ns_unlock(ns);
+			return err;
+		}
+	}
+	if (create) {
+		err = ns_make_dir(ns);
+		if (err) {
+			ns_unlock(ns);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/**
+ * ns_make_dir() - create the pin directory of the netns if missing
+ * @ns: from ns_resolve().
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int ns_make_dir(const struct ns_ctx *ns)
+{
+	return mkdir_ok(ns->dir);
+}
+
+/** ns_unlock() - release the lock of ns_lock(), if held */
+void ns_unlock(struct ns_ctx *ns)
+{
+	if (ns->lock_fd >= 0)
+		close(ns->lock_fd);
+	ns->lock_fd = -1;
+}
+
+/**
+ * ns_pin_path() - path of a pin of this netns
+ * @ns:   from ns_resolve().
+ * @name: "link" or "prefixes".
+ * @buf:  PATH_MAX bytes.
+ */
+void ns_pin_path(const struct ns_ctx *ns, const char *name, char *buf)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", ns->dir, name);
+}
+
+/**
+ * ns_record_name() - record -n NAME as PIN_NAMES/NAME -> ../<ino>
+ * @ns: from ns_resolve(), locked with create.
+ *
+ * Return: 0 (also without a name), or a negative errno, reported.
+ */
+int ns_record_name(const struct ns_ctx *ns)
+{
+	char path[PATH_MAX], target[64];
+	unsigned long ino;
+	int err;
+
+	if (!ns->name)
+		return 0;
+	if (!recorded_ino(ns->name, &ino) && ino == ns->ino)
+		return 0;
+	err = mkdir_ok(PIN_NAMES);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, ns->name);
+	snprintf(target, sizeof(target), "../%lu", ns->ino);
+	if (unlink(path) && errno != ENOENT)
+		goto fail;
+	if (symlink(target, path))
+		goto fail;
+	return 0;
+fail:
+	err = -errno;
+	p_err("cannot record netns name in %s: %s", path, strerror(errno));
+	return err;
+}
+
+/* Remove the name records that point at this netns's directory. */
+static int remove_name_records(const struct ns_ctx *ns)
+{
+	char path[PATH_MAX], target[64], want[64];
+	struct dirent *de;
+	int err = 0;
+	ssize_t n;
+	DIR *d;
+
+	d = opendir(PIN_NAMES);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	snprintf(want, sizeof(want), "../%lu", ns->ino);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (!strcmp(target, want) && unlink(path) && !err)
+			err = -errno;
+	}
+	closedir(d);
+	rmdir(PIN_NAMES);	/* only if empty */
+	return err;
+}
+
+/**
+ * ns_remove_pins() - remove every pin of this netns, its dir and names
+ * @ns: from ns_resolve(), locked.
+ *
+ * Unpinning drops the pins' references: a link no process holds open is
+ * released, which detaches it if it still was attached.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int ns_remove_pins(struct ns_ctx *ns)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	d = opendir(ns->dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, ".."))
+				continue;
+			ns_pin_path(ns, de->d_name, path);
+			if (unlink(path) && !err) {
+				err = -errno;
+				p_err("cannot remove %s: %s", path,
+				      strerror(errno));
+			}
+		}
+		closedir(d);
+		if (!err && rmdir(ns->dir) && errno != ENOENT) {
+			err = -errno;
+			p_err("cannot remove %s: %s", ns->dir,
+			      strerror(errno));
+		}
+	} else if (errno != ENOENT) {
+		err = -errno;
+		p_err("cannot open %s: %s", ns->dir, strerror(errno));
+	}
+	if (!err) {
+		err = remove_name_records(ns);
+		if (err)
+			p_err("cannot remove name records in %s: %s",
+			      PIN_NAMES, strerror(-err));
+	}
+	return err;
+}
+
+/**
+ * ksched_read() - read /proc/net/ksmbd_sched of the current netns
+ * @st: output; unknown keys are ignored.
+ *
+ * Return: 0, or -ENOENT when the kernel lacks ksmbd BPF scheduling (both
+ * reported), or another negative errno, reported.
+ */
+int ksched_read(struct ksched_state *st)
+{
+	char line[256], key[64], val[128];
+	FILE *f;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	strcpy(st->name, "-");
+	f = fopen(KSCHED_PROC, "re");
+	if (!f) {
+		err = -errno;
+		if (err == -ENOENT)
+			p_err("this kernel has no ksmbd BPF scheduling (no /proc/net/ksmbd_sched: ksmbd missing or built without it)");
+		else
+			p_err("cannot read %s: %s", KSCHED_PROC,
+			      strerror(errno));
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "%63[^:]: %127s", key, val) != 2)
+			continue;
+		v = strtoull(val, NULL, 10);
+		if (!strcmp(key, "attached"))
+			st->attached = v;
+		else if (!strcmp(key, "name"))
+			snprintf(st->name, sizeof(st->name), "%.31s", val);
+		else if (!strcmp(key, "link_id"))
+			st->link_id = v;
+		else if (!strcmp(key, "serves"))
+			st->serves = v;
+		else if (!strcmp(key, "conns_classified"))
+			st->conns_classified = v;
+		else if (!strcmp(key, "reqs_classified"))
+			st->reqs_classified = v;
+		else if (!strcmp(key, "class_clamped"))
+			st->class_clamped = v;
+		else if (!strcmp(key, "verdict_clamped"))
+			st->verdict_clamped = v;
+	}
+	fclose(f);
+	return 0;
+}
+
+/**
+ * link_check() - open the pinned link and check it against the kernel
+ * @ns:      from ns_resolve(), live, locked.
+ * @st:      kernel state of the netns.
+ * @link_fd: output: the link's fd, or -1 when none is pinned or it is stale.
+ * @link_id: output: its id (also of a stale one), 0 when none is pinned.
+ * @stale:   output: a link was pinned but is not the one the kernel has
+ *           attached in this netns (detached, or a pin of an earlier netns
+ *           with the same inode number).  The caller removes the pins.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int link_check(struct ns_ctx *ns, const struct ksched_state *st,
+	       int *link_fd, uint32_t *link_id, bool *stale)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err;
+
+	*link_fd = -1;
+	*link_id = 0;
+	*stale = false;
+	ns_pin_path(ns, "link", path);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		if (fd == -ENOENT)
+			return 0;
+		p_err("cannot open pinned link %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	err = bpf_link_get_info_by_fd(fd, &info, &len);
+	if (err) {
+		p_err("cannot get info of pinned link %s: %s", path,
+		      strerror(-err));
+		close(fd);
+		return err;
+	}
+	*link_id = info.id;
+	if (info.type != BPF_LINK_TYPE_STRUCT_OPS || !info.struct_ops.map_id ||
+	    !st->attached || st->link_id != info.id) {
+		*stale = true;
+		close(fd);
+		return 0;
+	}
+	*link_fd = fd;
+	return 0;
+}
+
+/**
+ * prefixes_open() - open the pinned prefixes map of the netns
+ * @ns:     from ns_resolve(), locked.
+ * @create: create and pin an empty one when none is pinned.
+ * @map_fd: output, -1 when there is none and !@create.
+ *
+ * Checks that the pinned map is an LPM trie with our key and value sizes.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = BPF_F_NO_PREALLOC);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err;
+
+	*map_fd = -1;
+	ns_pin_path(ns, SMB_PREFIXES_MAP_NAME, path);
+	fd = bpf_obj_get(path);
+	if (fd == -ENOENT) {
+		if (!create)
+			return 0;
+		fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE,
+				    SMB_PREFIXES_MAP_NAME,
+				    sizeof(struct smb_prefix_key),
+				    sizeof(__u32), SMB_PREFIXES_MAX, &opts);
+		if (fd < 0) {
+			p_err("cannot create the prefixes map: %s",
+			      strerror(-fd));
+			return fd;
+		}
+		err = bpf_obj_pin(fd, path);
+		if (err) {
+			p_err("cannot pin the prefixes map at %s: %s", path,
+			      strerror(-err));
+			close(fd);
+			return err;
+		}
+		*map_fd = fd;
+		return 0;
+	}
+	if (fd < 0) {
+		p_err("cannot open pinned map %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	err = bpf_map_get_info_by_fd(fd, &info, &len);
+	if (err) {
+		p_err("cannot get info of pinned map %s: %s", path,
+		      strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (info.type != BPF_MAP_TYPE_LPM_TRIE ||
+	    info.key_size != sizeof(struct smb_prefix_key) ||
+	    info.value_size != sizeof(__u32)) {
+		p_err("pinned map %s is not a prefixes map (type %u, key %u, value %u bytes)",
+		      path, info.type, info.key_size, info.value_size);
+		close(fd);
+		return -EINVAL;
+	}
+	*map_fd = fd;
+	return 0;
+}
