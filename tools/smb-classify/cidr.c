@@ -31,6 +31,10 @@ static int cidr_err(char *err, size_t errlen, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
+		/* The message quotes user input: keep it one line. */
+		for (; *err; err++)
+			if ((unsigned char)*err < 0x20 || *err == 0x7f)
+				*err = '?';
 	}
 	return -EINVAL;
 }

@@ -34,7 +34,7 @@ static struct json_writer json_writer;
  */
 void p_err(const char *fmt, ...)
 {
-	char msg[512];
+	char msg[512], *p;
 	va_list ap;
 
 	if (err_reported)
@@ -43,6 +43,10 @@ void p_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Messages quote user input: keep them one line. */
+	for (p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (json_output) {
 		json_init(&json_writer, stdout, json_writer.pretty);
 		json_start_object(&json_writer);
@@ -249,7 +253,7 @@ int main(int argc, char **argv)
 		p_err("missing command (see --help)");
 		return 1;
 	}
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (is_prefix(argv[0], cmds[i].name))
 			return cmds[i].func(argc - 1, argv + 1) ? 1 : 0;
 	p_err("unknown command '%s' (see --help)", argv[0]);

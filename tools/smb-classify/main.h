@@ -13,6 +13,10 @@
 
 #define SMB_CLASSIFY_VERSION	"0.1"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define BPFFS_ROOT		"/sys/fs/bpf"
 #define PIN_ROOT		BPFFS_ROOT "/smb-classify"
 #define PIN_NAMES		PIN_ROOT "/names"

@@ -452,7 +452,7 @@ int ksched_read(struct ksched_state *st)
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	strcpy(st->name, "-");
+	snprintf(st->name, sizeof(st->name), "-");
 	f = fopen(KSCHED_PROC, "re");
 	if (!f) {
 		err = -errno;
