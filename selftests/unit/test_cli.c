@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * test_cli.c - argument errors of the smb-classify binary
+ *
+ * Runs the built tool with bad arguments.  No kernel support is needed:
+ * every one of these must fail while parsing, before any bpf(2), setns(2)
+ * or bpffs access (the runs with "-n /nonexistent" show that the argument
+ * error comes before the netns is even looked at), so they change nothing
+ * on the host.  Each must exit non-zero with exactly one line
+ * "Error: ..." on stderr and nothing on stdout; with -j, one JSON object
+ * {"error":"..."} on stdout and nothing on stderr.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+#ifndef SMB_CLASSIFY_BIN
+#define SMB_CLASSIFY_BIN "../../tools/smb-classify/smb-classify"
+#endif
+
+#define MAX_ARGS	16
+#define OUT_MAX		65536
+
+struct run {
+	int status;		/* exit status, or -1 if killed */
+	char out[OUT_MAX];
+	char err[OUT_MAX];
+};
+
+static const char *bin;
+
+/* Read both pipes to EOF without deadlock. */
+static void drain(int ofd, int efd, struct run *r)
+{
+	size_t olen = 0, elen = 0;
+	struct pollfd p[2] = {
+		{ .fd = ofd, .events = POLLIN },
+		{ .fd = efd, .events = POLLIN },
+	};
+
+	while (p[0].fd >= 0 || p[1].fd >= 0) {
+		int i;
+
+		if (poll(p, 2, 10000) <= 0)
+			fail_msg("smb-classify hangs");
+		for (i = 0; i < 2; i++) {
+			char *buf = i ? r->err : r->out;
+			size_t *len = i ? &elen : &olen;
+			ssize_t n;
+
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			n = read(p[i].fd, buf + *len, OUT_MAX - 1 - *len);
+			if (n <= 0) {
+				close(p[i].fd);
+				p[i].fd = -1;
+				continue;
+			}
+			*len += n;
+		}
+	}
+	r->out[olen] = '\0';
+	r->err[elen] = '\0';
+}
+
+static void run(struct run *r, char *const args[])
+{
+	char *argv[MAX_ARGS + 2];
+	int out[2], err[2], st, i;
+	pid_t pid;
+
+	argv[0] = (char *)bin;
+	for (i = 0; args[i]; i++) {
+		assert_true(i < MAX_ARGS);
+		argv[i + 1] = args[i];
+	}
+	argv[i + 1] = NULL;
+
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execv(bin, argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	drain(out[0], err[0], r);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void describe(char *buf, size_t len, char *const args[])
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; args[i] && off < len; i++)
+		off += snprintf(buf + off, len - off, "'%s' ", args[i]);
+}
+
+/* Text mode: non-zero, one "Error:" line on stderr, stdout empty. */
+static void expect_error(char *const args[])
+{
+	struct run *r = calloc(1, sizeof(*r));
+	char what[512];
+
+	assert_non_null(r);
+	describe(what, sizeof(what), args);
+	run(r, args);
+	if (r->status == 0 || r->status == 127 || r->status < 0)
+		fail_msg("%s: exit status %d", what, r->status);
+	if (strncmp(r->err, "Error: ", 7) || count_lines(r->err) != 1 ||
+	    r->err[strlen(r->err) - 1] != '\n')
+		fail_msg("%s: stderr is not one Error line: [%s]", what,
+			 r->err);
+	if (r->out[0])
+		fail_msg("%s: stdout not empty: [%s]", what, r->out);
+	free(r);
+}
+
+/* -j: non-zero, {"error":"..."} on stdout, stderr empty. */
+static void expect_json_error(char *const args[])
+{
+	struct run *r = calloc(1, sizeof(*r));
+	char *jargs[MAX_ARGS + 1], what[512];
+	size_t n;
+	int i;
+
+	assert_non_null(r);
+	jargs[0] = "-j";
+	for (i = 0; args[i]; i++) {
+		assert_true(i + 1 < MAX_ARGS);
+		jargs[i + 1] = args[i];
+	}
+	jargs[i + 1] = NULL;
+	describe(what, sizeof(what), jargs);
+	run(r, jargs);
+	if (r->status == 0 || r->status == 127 || r->status < 0)
+		fail_msg("%s: exit status %d", what, r->status);
+	n = strlen(r->out);
+	if (strncmp(r->out, "{\"error\":\"", 10) || n < 13 ||
+	    strcmp(r->out + n - 3, "\"}\n") || count_lines(r->out) != 1)
+		fail_msg("%s: stdout is not a JSON error: [%s]", what, r->out);
+	if (r->err[0])
+		fail_msg("%s: stderr not empty: [%s]", what, r->err);
+	free(r);
+}
+
+#define A(...) ((char *[]){ __VA_ARGS__, NULL })
+
+static const char *const bad_cidrs[] = {
+	"1.2.3.4/33", "::/129", "1.2.3.4/", "1.2.3.4/-1", "1.2.3.4/ 24",
+	" 1.2.3.4/24", "1.2.3.4/24x", "1.2.3.4/4294967328", "",
+	"010.0.0.1/32", "127.1/32", "0x7f.0.0.1/32", "10.1.2.3/8",
+	"1.2.3.4", "1.2.3.4/32\n", "fe80::1%lo/64",
+};
+
+static void test_bad_cidr(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad_cidrs); i++) {
+		char *c = (char *)bad_cidrs[i];
+
+		expect_error(A("prefix", "add", c, "1"));
+		expect_json_error(A("prefix", "add", c, "1"));
+		expect_error(A("-n", "/nonexistent/netns", "prefix", "add",
+			       c, "1"));
+		expect_error(A("prefix", "del", c));
+		expect_json_error(A("prefix", "del", c));
+	}
+}
+
+static void test_bad_class(void **state)
+{
+	(void)state;
+	expect_error(A("prefix", "add", "10.0.0.0/8"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "65536"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "-1"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "+1"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "1x"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "1", "weight"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "1", "weight", "0"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "1", "weight", "256"));
+	expect_error(A("prefix", "add", "10.0.0.0/8", "1", "bogus"));
+	expect_error(A("-n", "/nonexistent/netns", "prefix", "add",
+		       "10.0.0.0/8", "1", "weight", "256"));
+	expect_json_error(A("prefix", "add", "10.0.0.0/8", "65536"));
+	expect_json_error(A("prefix", "add", "10.0.0.0/8", "1", "per-peer",
+			    "per-peer"));
+}
+
+static void test_bad_usage(void **state)
+{
+	(void)state;
+	expect_error(A("bogus"));
+	expect_error(A(""));
+	expect_error(A("-x", "status"));
+	expect_error(A("--bogus", "status"));
+	expect_error(A("status", "-n"));
+	expect_error(A("prefix"));
+	expect_error(A("prefix", "bogus"));
+	expect_error(A("prefix", "add"));
+	expect_error(A("prefix", "del"));
+	expect_error(A("prefix", "del", "10.0.0.0/8", "extra"));
+	expect_error(A("prefix", "list", "extra"));
+	expect_error(A("load", "a.o", "b.o"));
+	expect_error(A("load", "/nonexistent/obj.bpf.o"));
+	expect_error(A("replace", "/nonexistent/obj.bpf.o"));
+	expect_error(A("unload", "extra"));
+	expect_error(A("status", "extra"));
+	expect_error(A("-n", "", "status"));
+	expect_error(A("-n", "..", "status"));
+	expect_json_error(A("bogus"));
+	expect_json_error(A("load", "/nonexistent/obj.bpf.o"));
+	expect_json_error(A("-x", "status"));
+}
+
+static void test_help_version(void **state)
+{
+	struct run *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	run(r, A("--help"));
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "Usage: smb-classify"));
+	assert_non_null(strstr(r->out, "prefix add CIDR CLASS"));
+	assert_string_equal(r->err, "");
+	run(r, A("-V"));
+	assert_int_equal(r->status, 0);
+	assert_true(!strncmp(r->out, "smb-classify v", 14));
+	run(r, A("help"));
+	assert_int_equal(r->status, 0);
+	run(r, A("prefix", "help"));
+	assert_int_equal(r->status, 0);
+	free(r);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	bin = getenv("SMB_CLASSIFY") ? getenv("SMB_CLASSIFY") :
+	      SMB_CLASSIFY_BIN;
+	if (access(bin, X_OK)) {
+		fprintf(stderr, "%s: %s (build tools/smb-classify first)\n",
+			bin, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_cidr),
+		cmocka_unit_test(test_bad_class),
+		cmocka_unit_test(test_bad_usage),
+		cmocka_unit_test(test_help_version),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, setup, NULL);
+}
