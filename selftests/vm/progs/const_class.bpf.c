@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * const_class.bpf.c - a second ksmbd_sched_ops for the VM tests
+ *
+ * Every connection gets the class word in the rodata class_word (default
+ * class 42, weight 1); every request stays on the per-CPU queue.  It has no
+ * prefixes map, so a "replace" to it and back must keep the pinned one.
+ * attach_test sets class_word, max_inflight, flags and name per instance
+ * through its skeleton before load.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ksmbd_sched.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Local copy of the kernel's struct_ops type, relocated by member name. */
+struct ksmbd_sched_ops {
+	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
+	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
+	__u32 max_inflight;
+	__u32 flags;
+	char name[KSMBD_SCHED_NAME_LEN];
+} __attribute__((preserve_access_index));
+
+const volatile __u32 class_word = KSMBD_SCHED_CLASS(42, 1, 0);
+
+SEC("struct_ops/classify_conn")
+__u32 BPF_PROG(const_classify_conn, const struct ksmbd_sched_conn *c)
+{
+	return class_word;
+}
+
+SEC("struct_ops/classify_req")
+__u32 BPF_PROG(const_classify_req, const struct ksmbd_sched_req *r)
+{
+	return KSMBD_SCHED_QUEUE_PERCPU;
+}
+
+SEC(".struct_ops.link")
+struct ksmbd_sched_ops const_class = {
+	.classify_conn	= (void *)const_classify_conn,
+	.classify_req	= (void *)const_classify_req,
+	.max_inflight	= 0,
+	.flags		= 0,
+	.name		= "const_class",
+};
