@@ -15,17 +15,39 @@
  *  - A namespace that exits detaches in pre_exit; the link stays valid but
  *    inert until user space closes it.  No reference to the namespace is
  *    held by an attachment (as in kernel/bpf/net_namespace.c).
+ *
+ * Dispatch (only while a program is attached in the namespace):
+ *  - Each attachment has a dispatcher.  A data request waits on its
+ *    client's queue; clients are keyed by class id, and by peer address
+ *    too when the class word has PER_PEER.  At most max_inflight data
+ *    requests execute at once; when one finishes (or goes async), the
+ *    next is taken from the next client in weighted round-robin order: a
+ *    client of weight w gets w turns per round.
+ *  - Control requests (negotiate, session, tree, close, cancel, echo,
+ *    oplock/lease break acknowledgments, byte-range locks) never wait: an
+ *    executing request may be waiting for one of them, and they are what
+ *    keeps an interactive client interactive.  A compound message is one
+ *    work item and is dispatched as one unit, by its first command.
+ *  - Detaching (unload, netns exit) hands every waiting request to its
+ *    workqueue at once; the dispatcher lives until the last of its
+ *    requests has finished.
  */
 
 #include <linux/bpf.h>
 #include <linux/bpf_verifier.h>
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
+#include <linux/hashtable.h>
 #include <linux/init.h>
+#include <linux/jhash.h>
 #include <linux/list.h>
+#include <linux/log2.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/percpu.h>
+#include <linux/refcount.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <linux/proc_fs.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
@@ -61,11 +83,87 @@ struct ksmbd_sched_stats {
 	u64 verdict_clamped;
 };
 
+/* Wait histogram: bucket i counts waits in [2^(i-1), 2^i) microseconds. */
+#define KSMBD_SCHED_WAIT_BUCKETS	26
+
+/**
+ * struct ksmbd_sched_cstats - dispatch counters of one class
+ * @dispatched: data requests dispatched
+ * @bypassed:   control requests, run without waiting
+ * @bytes:      READ/WRITE bytes requested by dispatched requests
+ * @wait_ns:    sum of their waits in the dispatcher, ns
+ * @hist:       waits, log2 buckets of microseconds
+ */
+struct ksmbd_sched_cstats {
+	u64 dispatched;
+	u64 bypassed;
+	u64 bytes;
+	u64 wait_ns;
+	u64 hist[KSMBD_SCHED_WAIT_BUCKETS];
+};
+
+/**
+ * struct ksmbd_sched_client - a client of the dispatcher
+ * @hnode:    in ksmbd_sched_disp::clients
+ * @rr:       on ksmbd_sched_disp::active, in round-robin order
+ * @data:     its waiting data requests, FIFO
+ * @class_word: class word of the connection that created it
+ * @addr:     peer address when PER_PEER, else zero
+ * @turns:    turns left in the current round
+ * @queued:   length of @data
+ * @stats:    counters of its class
+ *
+ * A client exists while it has waiting requests.
+ */
+struct ksmbd_sched_client {
+	struct hlist_node hnode;
+	struct list_head rr;
+	struct list_head data;
+	u32 class_word;
+	u8 addr[16];
+	u32 turns;
+	u32 queued;
+	struct ksmbd_sched_cstats *stats;
+};
+
+/**
+ * struct ksmbd_sched_disp - the dispatcher of one attachment
+ * @lock:         protects everything below
+ * @active:       clients with waiting requests, next to serve first
+ * @clients:      the same clients, by key
+ * @classes:      class id -> struct ksmbd_sched_cstats
+ * @inflight:     data requests holding a slot
+ * @max_inflight: slots
+ * @queued:       data requests waiting
+ * @nclients:     clients with waiting requests
+ * @alloc_fail:   requests run at once because memory was short
+ * @dead:         detached: nothing waits any more
+ * @ref:          one for the attachment, one per request it tracks
+ * @netns_ino:    namespace, for the tracepoint
+ * @rcu:          frees it after lockless readers of the attachment
+ */
+struct ksmbd_sched_disp {
+	spinlock_t lock;
+	struct list_head active;
+	DECLARE_HASHTABLE(clients, 8);
+	struct xarray classes;
+	u32 inflight;
+	u32 max_inflight;
+	u32 queued;
+	u32 nclients;
+	u64 alloc_fail;
+	bool dead;
+	refcount_t ref;
+	u32 netns_ino;
+	struct rcu_head rcu;
+};
+
 /**
  * struct ksmbd_sched_attach - one attached ksmbd_sched_ops link
  * @ops:  the ops in use; replaced by a link update; RCU
  * @link: the link, identity of the attachment
  * @net:  its namespace; NULL once the namespace has exited
+ * @disp: its dispatcher
  * @node: on ksmbd_sched_attachments, under ksmbd_sched_mutex
  * @rcu:  frees the attachment after readers are done
  */
@@ -73,6 +171,7 @@ struct ksmbd_sched_attach {
 	struct ksmbd_sched_ops __rcu *ops;
 	struct bpf_link *link;
 	struct net *net;
+	struct ksmbd_sched_disp *disp;
 	struct list_head node;
 	struct rcu_head rcu;
 };
@@ -91,6 +190,7 @@ struct ksmbd_sched_net {
 static unsigned int ksmbd_sched_net_id __read_mostly;
 static DEFINE_MUTEX(ksmbd_sched_mutex);
 static LIST_HEAD(ksmbd_sched_attachments);
+static struct workqueue_struct *ksmbd_sched_unbound_wq;
 
 static struct ksmbd_sched_net *ksmbd_sched_pernet(const struct net *net)
 {
@@ -212,6 +312,227 @@ void __ksmbd_sched_conn_accept(struct ksmbd_conn *conn, struct socket *sock)
 	conn->sched_class = word;
 }
 
+/* ---- dispatch ----------------------------------------------------------- */
+
+static u32 ksmbd_sched_default_inflight(void)
+{
+	return clamp(4 * num_possible_cpus(), 8U, 256U);
+}
+
+/*
+ * Requests that never wait in the dispatcher.  An executing request may be
+ * blocked on one of these (an oplock or lease break on its acknowledgment,
+ * a blocking lock on the UNLOCK, any request on its CANCEL), and they are
+ * short.  MS-SMB2 3.3.5 lists their processing.
+ */
+static bool ksmbd_sched_is_control(const struct ksmbd_sched_req *r)
+{
+	if (r->flags & KSMBD_SCHED_REQ_SMB1)
+		return true;
+	switch (r->command) {
+	case SMB2_NEGOTIATE_HE:
+	case SMB2_SESSION_SETUP_HE:
+	case SMB2_LOGOFF_HE:
+	case SMB2_TREE_CONNECT_HE:
+	case SMB2_TREE_DISCONNECT_HE:
+	case SMB2_CLOSE_HE:
+	case SMB2_LOCK_HE:
+	case SMB2_CANCEL_HE:
+	case SMB2_ECHO_HE:
+	case SMB2_OPLOCK_BREAK_HE:
+		return true;
+	}
+	return false;
+}
+
+static void ksmbd_sched_disp_put(struct ksmbd_sched_disp *d)
+{
+	struct ksmbd_sched_cstats *cs;
+	unsigned long id;
+
+	if (!refcount_dec_and_test(&d->ref))
+		return;
+	xa_for_each(&d->classes, id, cs)
+		kfree(cs);
+	xa_destroy(&d->classes);
+	/* a queueing thread may still hold @d from the attachment, under RCU */
+	kfree_rcu(d, rcu);
+}
+
+static struct ksmbd_sched_disp *ksmbd_sched_disp_alloc(struct net *net,
+							u32 max_inflight)
+{
+	struct ksmbd_sched_disp *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return NULL;
+	spin_lock_init(&d->lock);
+	INIT_LIST_HEAD(&d->active);
+	hash_init(d->clients);
+	xa_init(&d->classes);
+	d->max_inflight = max_inflight ?: ksmbd_sched_default_inflight();
+	refcount_set(&d->ref, 1);
+	d->netns_ino = net->ns.inum;
+	return d;
+}
+
+static u32 ksmbd_sched_client_hash(u32 class_word, const u8 *addr)
+{
+	return jhash(addr, 16, KSMBD_SCHED_CLASS_ID_OF(class_word));
+}
+
+static bool ksmbd_sched_same_client(const struct ksmbd_sched_client *c,
+				    u32 class_word, const u8 *addr)
+{
+	return KSMBD_SCHED_CLASS_ID_OF(c->class_word) ==
+	       KSMBD_SCHED_CLASS_ID_OF(class_word) &&
+	       !memcmp(c->addr, addr, 16);
+}
+
+/* Caller holds d->lock. */
+static struct ksmbd_sched_cstats *
+ksmbd_sched_class_stats(struct ksmbd_sched_disp *d, u32 class_word)
+{
+	unsigned long id = KSMBD_SCHED_CLASS_ID_OF(class_word);
+	struct ksmbd_sched_cstats *cs = xa_load(&d->classes, id);
+
+	if (cs)
+		return cs;
+	cs = kzalloc(sizeof(*cs), GFP_ATOMIC);
+	if (!cs)
+		return NULL;
+	if (xa_err(xa_store(&d->classes, id, cs, GFP_ATOMIC))) {
+		kfree(cs);
+		return NULL;
+	}
+	return cs;
+}
+
+/* Caller holds d->lock.  Finds or creates the client of @class_word. */
+static struct ksmbd_sched_client *
+ksmbd_sched_client_get(struct ksmbd_sched_disp *d, u32 class_word,
+		       const u8 *peer)
+{
+	static const u8 any[16];
+	const u8 *addr = class_word & KSMBD_SCHED_CLASS_PER_PEER ? peer : any;
+	u32 key = ksmbd_sched_client_hash(class_word, addr);
+	struct ksmbd_sched_client *c;
+	u32 weight;
+
+	hash_for_each_possible(d->clients, c, hnode, key)
+		if (ksmbd_sched_same_client(c, class_word, addr))
+			return c;
+
+	c = kzalloc(sizeof(*c), GFP_ATOMIC);
+	if (!c)
+		return NULL;
+	c->stats = ksmbd_sched_class_stats(d, class_word);
+	if (!c->stats) {
+		kfree(c);
+		return NULL;
+	}
+	INIT_LIST_HEAD(&c->data);
+	c->class_word = class_word;
+	memcpy(c->addr, addr, 16);
+	weight = KSMBD_SCHED_CLASS_WEIGHT_OF(class_word);
+	c->turns = weight ?: 1;
+	hash_add(d->clients, &c->hnode, key);
+	list_add_tail(&c->rr, &d->active);
+	d->nclients++;
+	return c;
+}
+
+/* Caller holds d->lock. */
+static void ksmbd_sched_client_free(struct ksmbd_sched_disp *d,
+				    struct ksmbd_sched_client *c)
+{
+	hash_del(&c->hnode);
+	list_del(&c->rr);
+	d->nclients--;
+	kfree(c);
+}
+
+static void ksmbd_sched_account(struct ksmbd_sched_cstats *cs,
+				struct ksmbd_work *work, u64 wait)
+{
+	u64 us = wait / NSEC_PER_USEC;
+
+	cs->dispatched++;
+	cs->bytes += work->sched.bytes;
+	cs->wait_ns += wait;
+	cs->hist[min_t(u32, us ? ilog2(us) + 1 : 0,
+		       KSMBD_SCHED_WAIT_BUCKETS - 1)]++;
+}
+
+/*
+ * Take the next request in weighted round-robin order while a slot is
+ * free, onto @batch.  Caller holds d->lock and queues @batch after
+ * dropping it.
+ */
+static void ksmbd_sched_pick_locked(struct ksmbd_sched_disp *d,
+				    struct list_head *batch, u64 now)
+{
+	while (d->inflight < d->max_inflight && !list_empty(&d->active)) {
+		struct ksmbd_sched_client *c;
+		struct ksmbd_work *work;
+		u32 weight;
+
+		c = list_first_entry(&d->active, struct ksmbd_sched_client, rr);
+		work = list_first_entry(&c->data, struct ksmbd_work,
+					sched.entry);
+		list_move_tail(&work->sched.entry, batch);
+		work->sched.slot = true;
+		d->inflight++;
+		d->queued--;
+		ksmbd_sched_account(c->stats, work, now - work->sched.qtime_ns);
+
+		if (!--c->queued) {
+			ksmbd_sched_client_free(d, c);
+			continue;
+		}
+		if (!--c->turns) {
+			weight = KSMBD_SCHED_CLASS_WEIGHT_OF(c->class_word);
+			c->turns = weight ?: 1;
+			list_move_tail(&c->rr, &d->active);
+		}
+	}
+}
+
+static void ksmbd_sched_run(struct ksmbd_work *work)
+{
+	if ((work->sched.verdict & KSMBD_SCHED_VERDICT_QUEUE_MASK) ==
+	    KSMBD_SCHED_QUEUE_UNBOUND)
+		queue_work(ksmbd_sched_unbound_wq, &work->work);
+	else
+		ksmbd_queue_work(work);
+}
+
+static void ksmbd_sched_run_batch(struct ksmbd_sched_disp *d,
+				  struct list_head *batch, u64 now)
+{
+	struct ksmbd_work *work, *tmp;
+
+	list_for_each_entry_safe(work, tmp, batch, sched.entry) {
+		list_del_init(&work->sched.entry);
+		if (trace_ksmbd_sched_dispatch_enabled()) {
+			u32 cw = work->conn->sched_class;
+			u8 peer[16] = {};
+			u16 port;
+
+			if (cw & KSMBD_SCHED_CLASS_PER_PEER)
+				ksmbd_sched_addr(&work->conn->peer_addr, peer,
+						 &port);
+			trace_ksmbd_sched_dispatch(d->netns_ino, cw, peer,
+						   work->sched.command,
+						   work->sched.verdict,
+						   work->sched.bytes,
+						   work->sched.slot,
+						   now - work->sched.qtime_ns);
+		}
+		ksmbd_sched_run(work);
+	}
+}
+
 /*
  * Fill @r from the received message: the first PDU's header, or what an
  * encrypted or compressed message shows.  Lengths are checked against
@@ -278,30 +599,147 @@ static void ksmbd_sched_req_ctx(struct ksmbd_work *work,
 	}
 }
 
-void __ksmbd_sched_classify_req(struct ksmbd_work *work)
+void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 {
 	struct ksmbd_conn *conn = work->conn;
+	struct ksmbd_sched_disp *d = NULL;
 	struct ksmbd_sched_req r = {};
+	struct ksmbd_sched_client *c;
+	struct ksmbd_sched_attach *a;
 	struct ksmbd_sched_ops *ops;
 	struct ksmbd_sched_net *sn;
-	u32 verdict = 0;
+	LIST_HEAD(batch);
+	u64 now;
 
-	work->sched_verdict = 0;
 	if (!conn->sched_net)
-		return;
+		goto run;
 	sn = ksmbd_sched_pernet(conn->sched_net);
 
 	rcu_read_lock();
-	ops = ksmbd_sched_ops_rcu(conn->sched_net);
-	if (ops && ops->classify_req) {
+	a = rcu_dereference(sn->attach);
+	if (a) {
+		ops = rcu_dereference(a->ops);
 		ksmbd_sched_req_ctx(work, &r);
-		verdict = ksmbd_sched_clamp_verdict(sn, ops->classify_req(&r));
-		this_cpu_inc(sn->stats->reqs);
-		trace_ksmbd_sched_req(&r, verdict);
+		if (ops->classify_req) {
+			work->sched.verdict =
+				ksmbd_sched_clamp_verdict(sn,
+							  ops->classify_req(&r));
+			this_cpu_inc(sn->stats->reqs);
+		}
+		trace_ksmbd_sched_req(&r, work->sched.verdict);
+		d = a->disp;
+		if (!refcount_inc_not_zero(&d->ref))
+			d = NULL;
 	}
 	rcu_read_unlock();
+	if (!d)
+		goto run;
 
-	work->sched_verdict = verdict;
+	work->sched.command = r.command;
+	work->sched.bytes = r.length;
+	work->sched.disp = d;
+	now = ktime_get_ns();
+	work->sched.qtime_ns = now;
+
+	spin_lock(&d->lock);
+	if (d->dead || ksmbd_sched_is_control(&r)) {
+		struct ksmbd_sched_cstats *cs = NULL;
+
+		if (!d->dead)
+			cs = ksmbd_sched_class_stats(d, r.class_word);
+		if (cs)
+			cs->bypassed++;
+		spin_unlock(&d->lock);
+		list_add_tail(&work->sched.entry, &batch);
+		ksmbd_sched_run_batch(d, &batch, now);
+		return;
+	}
+	c = ksmbd_sched_client_get(d, r.class_word, r.peer_addr);
+	if (unlikely(!c)) {
+		d->alloc_fail++;
+		spin_unlock(&d->lock);
+		list_add_tail(&work->sched.entry, &batch);
+		ksmbd_sched_run_batch(d, &batch, now);
+		return;
+	}
+	list_add_tail(&work->sched.entry, &c->data);
+	c->queued++;
+	d->queued++;
+	ksmbd_sched_pick_locked(d, &batch, now);
+	spin_unlock(&d->lock);
+	ksmbd_sched_run_batch(d, &batch, now);
+	return;
+
+run:
+	ksmbd_sched_run(work);
+}
+
+/* Give back @work's slot and dispatch what it frees. */
+static void ksmbd_sched_release_slot(struct ksmbd_sched_disp *d,
+				     struct ksmbd_work *work)
+{
+	LIST_HEAD(batch);
+	u64 now = ktime_get_ns();
+
+	spin_lock(&d->lock);
+	if (work->sched.slot) {
+		work->sched.slot = false;
+		d->inflight--;
+		if (!d->dead)
+			ksmbd_sched_pick_locked(d, &batch, now);
+	}
+	spin_unlock(&d->lock);
+	ksmbd_sched_run_batch(d, &batch, now);
+}
+
+void __ksmbd_sched_work_done(struct ksmbd_work *work)
+{
+	struct ksmbd_sched_disp *d = work->sched.disp;
+
+	ksmbd_sched_release_slot(d, work);
+	work->sched.disp = NULL;
+	ksmbd_sched_disp_put(d);
+}
+
+void __ksmbd_sched_work_async(struct ksmbd_work *work)
+{
+	ksmbd_sched_release_slot(work->sched.disp, work);
+}
+
+/* A replacing program brings its own budget. */
+static void ksmbd_sched_disp_resize(struct ksmbd_sched_disp *d,
+				    u32 max_inflight)
+{
+	LIST_HEAD(batch);
+	u64 now = ktime_get_ns();
+
+	spin_lock(&d->lock);
+	d->max_inflight = max_inflight ?: ksmbd_sched_default_inflight();
+	ksmbd_sched_pick_locked(d, &batch, now);
+	spin_unlock(&d->lock);
+	ksmbd_sched_run_batch(d, &batch, now);
+}
+
+/*
+ * Detach the dispatcher: nothing waits any more.  Every waiting request is
+ * handed to its workqueue, in round-robin order, and keeps its reference
+ * until it has run.  Caller holds ksmbd_sched_mutex.
+ */
+static void ksmbd_sched_disp_kill(struct ksmbd_sched_disp *d)
+{
+	struct ksmbd_sched_client *c, *tmp;
+	LIST_HEAD(batch);
+	u64 now = ktime_get_ns();
+
+	spin_lock(&d->lock);
+	d->dead = true;
+	d->max_inflight = U32_MAX;
+	ksmbd_sched_pick_locked(d, &batch, now);
+	list_for_each_entry_safe(c, tmp, &d->active, rr)
+		ksmbd_sched_client_free(d, c);
+	spin_unlock(&d->lock);
+	ksmbd_sched_run_batch(d, &batch, now);
+	ksmbd_sched_disp_put(d);
 }
 
 /* ---- struct_ops --------------------------------------------------------- */
@@ -410,6 +848,8 @@ static void ksmbd_sched_detach_locked(struct ksmbd_sched_attach *a)
 {
 	RCU_INIT_POINTER(ksmbd_sched_pernet(a->net)->attach, NULL);
 	a->net = NULL;
+	ksmbd_sched_disp_kill(a->disp);
+	a->disp = NULL;
 	static_branch_dec(&ksmbd_sched_enabled);
 }
 
@@ -427,6 +867,12 @@ static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
+	a->disp = ksmbd_sched_disp_alloc(net,
+			((struct ksmbd_sched_ops *)kdata)->max_inflight);
+	if (!a->disp) {
+		kfree(a);
+		return -ENOMEM;
+	}
 	RCU_INIT_POINTER(a->ops, kdata);
 	a->link = link;
 	a->net = net;
@@ -442,7 +888,10 @@ static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 	a = NULL;
 out:
 	mutex_unlock(&ksmbd_sched_mutex);
-	kfree(a);
+	if (a) {
+		ksmbd_sched_disp_put(a->disp);
+		kfree(a);
+	}
 	return err;
 }
 
@@ -476,8 +925,11 @@ static int ksmbd_sched_update(void *kdata, void *old_kdata,
 		err = -ENOLINK;	/* its namespace has exited */
 	else if (rcu_access_pointer(a->ops) != old_kdata)
 		err = -EINVAL;
-	else
+	else {
 		rcu_assign_pointer(a->ops, kdata);
+		ksmbd_sched_disp_resize(a->disp,
+				((struct ksmbd_sched_ops *)kdata)->max_inflight);
+	}
 	mutex_unlock(&ksmbd_sched_mutex);
 	/*
 	 * The BPF core frees old_kdata only after an RCU (and RCU tasks)
@@ -503,6 +955,39 @@ static struct bpf_struct_ops ksmbd_sched_bpf_ops = {
 
 /* ---- per-netns state and /proc/net/ksmbd_sched ------------------------- */
 
+/*
+ * Dispatcher state, then one "class:" line per class seen:
+ *   class: ID dispatched N bypassed N bytes N wait_ns N hist H0,H1,...
+ * where Hi counts waits in [2^(i-1), 2^i) us (H0: under 1 us).
+ */
+static void ksmbd_sched_disp_show(struct seq_file *m,
+				  struct ksmbd_sched_disp *d)
+{
+	struct ksmbd_sched_cstats *cs, snap;
+	unsigned long id;
+	int i;
+
+	spin_lock(&d->lock);
+	seq_printf(m, "max_inflight: %u\n", d->max_inflight);
+	seq_printf(m, "inflight: %u\n", d->inflight);
+	seq_printf(m, "queued: %u\n", d->queued);
+	seq_printf(m, "clients: %u\n", d->nclients);
+	seq_printf(m, "alloc_fail: %llu\n", d->alloc_fail);
+	spin_unlock(&d->lock);
+
+	xa_for_each(&d->classes, id, cs) {
+		spin_lock(&d->lock);
+		snap = *cs;
+		spin_unlock(&d->lock);
+		seq_printf(m, "class: %lu dispatched %llu bypassed %llu bytes %llu wait_ns %llu hist ",
+			   id, snap.dispatched, snap.bypassed, snap.bytes,
+			   snap.wait_ns);
+		for (i = 0; i < KSMBD_SCHED_WAIT_BUCKETS; i++)
+			seq_printf(m, i ? ",%llu" : "%llu", snap.hist[i]);
+		seq_putc(m, '\n');
+	}
+}
+
 static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 {
 	struct net *net = seq_file_single_net(m);
@@ -527,6 +1012,8 @@ static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 	seq_printf(m, "name: %s\n",
 		   a ? rcu_dereference_protected(a->ops, 1)->name : "-");
 	seq_printf(m, "link_id: %u\n", a ? a->link->id : 0);
+	if (a)
+		ksmbd_sched_disp_show(m, a->disp);
 	mutex_unlock(&ksmbd_sched_mutex);
 	/* 6.12 ksmbd creates its listeners in the initial namespace only. */
 	seq_printf(m, "serves: %d\n", net_eq(net, &init_net) ? 1 : 0);
@@ -594,17 +1081,42 @@ static struct pernet_operations ksmbd_sched_net_ops = {
  */
 int ksmbd_sched_init(void)
 {
+
+	struct workqueue_attrs *attrs;
 	int err;
+
+	/*
+	 * Verdict queue 1: unbound, scoped to the queueing CPU but not
+	 * strictly (Documentation/core-api/workqueue.rst, "Affinity Scopes").
+	 */
+	ksmbd_sched_unbound_wq = alloc_workqueue("ksmbd-io-unbound",
+						 WQ_UNBOUND, 0);
+	if (!ksmbd_sched_unbound_wq)
+		return -ENOMEM;
+	attrs = alloc_workqueue_attrs();
+	if (attrs) {
+		attrs->affn_scope = WQ_AFFN_CPU;
+		attrs->affn_strict = false;
+		err = apply_workqueue_attrs(ksmbd_sched_unbound_wq, attrs);
+		free_workqueue_attrs(attrs);
+		if (err)
+			pr_warn("ksmbd-io-unbound: default affinity scope: %d\n",
+				err);
+	}
 
 	err = register_pernet_subsys(&ksmbd_sched_net_ops);
 	if (err)
-		return err;
+		goto err_wq;
 	err = register_bpf_struct_ops(&ksmbd_sched_bpf_ops, ksmbd_sched_ops);
-	if (err) {
-		unregister_pernet_subsys(&ksmbd_sched_net_ops);
-		return err;
-	}
+	if (err)
+		goto err_pernet;
 	return 0;
+
+err_pernet:
+	unregister_pernet_subsys(&ksmbd_sched_net_ops);
+err_wq:
+	destroy_workqueue(ksmbd_sched_unbound_wq);
+	return err;
 }
 
 /**
@@ -616,4 +1128,5 @@ int ksmbd_sched_init(void)
 void ksmbd_sched_exit(void)
 {
 	unregister_pernet_subsys(&ksmbd_sched_net_ops);
+	destroy_workqueue(ksmbd_sched_unbound_wq);
 }

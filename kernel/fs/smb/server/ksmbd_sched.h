@@ -15,8 +15,9 @@
 #include <linux/types.h>
 #include <uapi/linux/ksmbd_sched.h>
 
+#include "ksmbd_work.h"
+
 struct ksmbd_conn;
-struct ksmbd_work;
 struct socket;
 
 /**
@@ -40,9 +41,11 @@ struct socket;
  *	word: queue in bits 0-3 (KSMBD_SCHED_QUEUE_*; unknown values mean
  *	the per-CPU queue and are counted), KSMBD_SCHED_VERDICT_SPLICE in
  *	bit 8.  Other bits are ignored.  Default: 0 (per-CPU queue, copy).
- * @max_inflight: Dispatch budget: requests of this netns executing at
- *	once.  0 means the kernel default.  Above
- *	KSMBD_SCHED_MAX_INFLIGHT_LIMIT the attach fails with -E2BIG.
+ * @max_inflight: Dispatch budget: data requests of this netns executing
+ *	at once; the next one is taken from the next client in weighted
+ *	round-robin order.  0 means the kernel default, 4 per possible CPU,
+ *	at least 8 and at most 256.  Above KSMBD_SCHED_MAX_INFLIGHT_LIMIT
+ *	the attach fails with -E2BIG.
  * @flags: KSMBD_SCHED_OPS_* flags; none are defined, any bit set fails
  *	the attach with -EINVAL.
  * @name: Name of the program, required (at least one character; letters,
@@ -57,6 +60,7 @@ struct ksmbd_sched_ops {
 };
 
 #if IS_ENABLED(CONFIG_SMB_SERVER_BPF_SCHED)
+
 DECLARE_STATIC_KEY_FALSE(ksmbd_sched_enabled);
 
 int ksmbd_sched_init(void);
@@ -64,7 +68,9 @@ void ksmbd_sched_exit(void);
 void ksmbd_sched_conn_init(struct ksmbd_conn *conn, struct socket *sock);
 void ksmbd_sched_conn_free(struct ksmbd_conn *conn);
 void __ksmbd_sched_conn_accept(struct ksmbd_conn *conn, struct socket *sock);
-void __ksmbd_sched_classify_req(struct ksmbd_work *work);
+void __ksmbd_sched_queue_work(struct ksmbd_work *work);
+void __ksmbd_sched_work_done(struct ksmbd_work *work);
+void __ksmbd_sched_work_async(struct ksmbd_work *work);
 
 /**
  * ksmbd_sched_conn_accept() - classify a newly accepted connection
@@ -82,16 +88,50 @@ static inline void ksmbd_sched_conn_accept(struct ksmbd_conn *conn,
 }
 
 /**
- * ksmbd_sched_classify_req() - ask the attached program for a verdict
- * @work: the request, with request_buf holding the received message
+ * ksmbd_sched_queue_work() - queue a received request for execution
+ * @work: the request, with request_buf holding the received message and
+ *        work->work initialised
  *
- * Context: the connection's receiver thread.  Sets work->sched_verdict;
- * 0 when no program is attached.
+ * With no program attached anywhere this is ksmbd_queue_work().  With a
+ * program attached in the connection's namespace, the program's verdict
+ * picks the workqueue and the namespace's dispatcher decides when the
+ * request runs (weighted round-robin across clients, bounded in flight).
+ *
+ * Context: the connection's receiver thread.
  */
-static inline void ksmbd_sched_classify_req(struct ksmbd_work *work)
+static inline void ksmbd_sched_queue_work(struct ksmbd_work *work)
 {
 	if (static_branch_unlikely(&ksmbd_sched_enabled))
-		__ksmbd_sched_classify_req(work);
+		__ksmbd_sched_queue_work(work);
+	else
+		ksmbd_queue_work(work);
+}
+
+/**
+ * ksmbd_sched_work_done() - a request finished executing
+ * @work: the request, before it is freed
+ *
+ * Returns its in-flight slot to the dispatcher, which dispatches the next
+ * request in turn, and drops the request's reference on the dispatcher.
+ * Context: the worker that ran the request.
+ */
+static inline void ksmbd_sched_work_done(struct ksmbd_work *work)
+{
+	if (unlikely(work->sched.disp))
+		__ksmbd_sched_work_done(work);
+}
+
+/**
+ * ksmbd_sched_work_async() - a request went async and may block long
+ * @work: the request (e.g. a blocking byte-range LOCK)
+ *
+ * Returns its in-flight slot at once, so that a request it waits for
+ * (the UNLOCK, a CANCEL) can be dispatched.  Context: its worker.
+ */
+static inline void ksmbd_sched_work_async(struct ksmbd_work *work)
+{
+	if (unlikely(work->sched.slot))
+		__ksmbd_sched_work_async(work);
 }
 
 #else /* !CONFIG_SMB_SERVER_BPF_SCHED */
@@ -114,7 +154,16 @@ static inline void ksmbd_sched_conn_free(struct ksmbd_conn *conn)
 {
 }
 
-static inline void ksmbd_sched_classify_req(struct ksmbd_work *work)
+static inline void ksmbd_sched_queue_work(struct ksmbd_work *work)
+{
+	ksmbd_queue_work(work);
+}
+
+static inline void ksmbd_sched_work_done(struct ksmbd_work *work)
+{
+}
+
+static inline void ksmbd_sched_work_async(struct ksmbd_work *work)
 {
 }
 
