@@ -143,7 +143,7 @@ struct ksmbd_sched_client {
  * @rcu:          frees it after lockless readers of the attachment
  */
 struct ksmbd_sched_disp {
-	spinlock_t lock;
+	spinlock_t lock; /* see above */
 	struct list_head active;
 	DECLARE_HASHTABLE(clients, 8);
 	struct xarray classes;
@@ -359,8 +359,8 @@ static void ksmbd_sched_disp_put(struct ksmbd_sched_disp *d)
 	kfree_rcu(d, rcu);
 }
 
-static struct ksmbd_sched_disp *ksmbd_sched_disp_alloc(struct net *net,
-							u32 max_inflight)
+static struct ksmbd_sched_disp *
+ksmbd_sched_disp_alloc(struct net *net, u32 max_inflight)
 {
 	struct ksmbd_sched_disp *d = kzalloc(sizeof(*d), GFP_KERNEL);
 
@@ -855,6 +855,7 @@ static void ksmbd_sched_detach_locked(struct ksmbd_sched_attach *a)
 
 static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 {
+	const struct ksmbd_sched_ops *ops = kdata;
 	struct net *net = current->nsproxy->net_ns;
 	struct ksmbd_sched_net *sn = ksmbd_sched_pernet(net);
 	struct ksmbd_sched_attach *a;
@@ -867,8 +868,7 @@ static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
-	a->disp = ksmbd_sched_disp_alloc(net,
-			((struct ksmbd_sched_ops *)kdata)->max_inflight);
+	a->disp = ksmbd_sched_disp_alloc(net, ops->max_inflight);
 	if (!a->disp) {
 		kfree(a);
 		return -ENOMEM;
@@ -914,21 +914,21 @@ static void ksmbd_sched_unreg(void *kdata, struct bpf_link *link)
 static int ksmbd_sched_update(void *kdata, void *old_kdata,
 			      struct bpf_link *link)
 {
+	const struct ksmbd_sched_ops *ops = kdata;
 	struct ksmbd_sched_attach *a;
 	int err = 0;
 
 	mutex_lock(&ksmbd_sched_mutex);
 	a = ksmbd_sched_find(link);
-	if (!a)
+	if (!a) {
 		err = -ENOENT;
-	else if (!a->net)
+	} else if (!a->net) {
 		err = -ENOLINK;	/* its namespace has exited */
-	else if (rcu_access_pointer(a->ops) != old_kdata)
+	} else if (rcu_access_pointer(a->ops) != old_kdata) {
 		err = -EINVAL;
-	else {
+	} else {
 		rcu_assign_pointer(a->ops, kdata);
-		ksmbd_sched_disp_resize(a->disp,
-				((struct ksmbd_sched_ops *)kdata)->max_inflight);
+		ksmbd_sched_disp_resize(a->disp, ops->max_inflight);
 	}
 	mutex_unlock(&ksmbd_sched_mutex);
 	/*
@@ -1081,7 +1081,6 @@ static struct pernet_operations ksmbd_sched_net_ops = {
  */
 int ksmbd_sched_init(void)
 {
-
 	struct workqueue_attrs *attrs;
 	int err;
 
