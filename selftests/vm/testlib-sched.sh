@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers of the scheduling tests (tests/[0-9]*-*.sh), on top of lib.sh:
+# tracepoints, /proc/net/ksmbd_sched, cifs mounts from a chosen source
+# address, and cleanup.  Source after lib.sh.
+
+SCHED_TRACE=/sys/kernel/tracing
+SCHED_PROC=/proc/net/ksmbd_sched
+SCHED_PINS=/sys/fs/bpf/smb-classify
+SCHED_CONST_OBJ=$VM_CHECKOUT/selftests/vm/progs/const_class.bpf.o
+SCHED_ATTACH_TEST=$VM_CHECKOUT/selftests/vm/attach_test
+# KSMBD_SCHED_CLASS(42, 1, 0): the default class word of const_class.
+SCHED_CONST_WORD=0x0001002a
+
+sched_tmp=${TEST_TMPDIR:-$(mktemp -d)}
+mkdir -p "$sched_tmp"
+sched_auth=(-U "$SMB_USER%$SMB_PASS")
+
+# sched_need_built: the host-built helpers exist (make -C selftests/vm).
+sched_need_built() {
+	local f
+	for f in "$SCHED_CONST_OBJ" "$SCHED_ATTACH_TEST"; do
+		if [[ ! -e $f ]]; then
+			echo "FAIL: $f missing: build it on the host with 'make -C selftests/vm'"
+			exit 1
+		fi
+	done
+}
+
+# sched_proc KEY [NETNS]: a value of /proc/net/ksmbd_sched.
+sched_proc() {
+	if [[ -n ${2:-} ]]; then
+		ip netns exec "$2" awk -F': ' -v k="$1" '$1 == k { print $2 }' "$SCHED_PROC"
+	else
+		awk -F': ' -v k="$1" '$1 == k { print $2 }' "$SCHED_PROC"
+	fi
+}
+
+# sched_netns_ino: inode of the current netns.
+sched_netns_ino() { stat -L -c %i /proc/self/ns/net; }
+
+# Tracepoints ksmbd/ksmbd_sched_conn and ksmbd/ksmbd_sched_req, on and
+# cleared; a buffer large enough for a test's requests.
+sched_trace_start() {
+	echo 0 >"$SCHED_TRACE/tracing_on"
+	echo 8192 >"$SCHED_TRACE/buffer_size_kb"
+	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_conn/enable"
+	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_req/enable"
+	: >"$SCHED_TRACE/trace"
+	echo 1 >"$SCHED_TRACE/tracing_on"
+}
+sched_trace_clear() { : >"$SCHED_TRACE/trace"; }
+sched_trace_stop() {
+	echo 0 >"$SCHED_TRACE/events/ksmbd/enable" 2>/dev/null || true
+	: >"$SCHED_TRACE/trace" 2>/dev/null || true
+}
+
+# sched_conn_events: one line per ksmbd_sched_conn event:
+#   NETNS PEER PORT CLASSWORD PROG
+sched_conn_events() {
+	sed -n 's/.*ksmbd_sched_conn: netns=\([0-9]*\) peer=\([^ ]*\) port=\([0-9]*\) class=\(0x[0-9a-f]*\) .* prog=\(.*\)$/\1 \2 \3 \4 \5/p' \
+		"$SCHED_TRACE/trace"
+}
+
+# sched_req_events: one line per ksmbd_sched_req event: PEER CLASSWORD CMD
+sched_req_events() {
+	sed -n 's/.*ksmbd_sched_req: peer=\([^ ]*\) class=\(0x[0-9a-f]*\) cmd=\([A-Z_]*\) .*/\1 \2 \3/p' \
+		"$SCHED_TRACE/trace"
+}
+
+sched_conn_count() { sched_conn_events | wc -l; }
+
+# sched_peer ADDR: the peer as the tracepoint prints it (IPv4 mapped).
+sched_peer() {
+	if [[ $1 == *:* ]]; then echo "$1"; else echo "::ffff:$1"; fi
+}
+
+# sched_mount SRC DEST MNT: cifs mount of the share at DEST from source
+# address SRC (its own connection: nosharesock).
+sched_mount() {
+	local src=$1 dest=$2 mnt=$3 opts
+	opts="username=$SMB_USER,password=$SMB_PASS,vers=3.1.1,cache=none,nosharesock"
+	[[ -n $src ]] && opts+=",srcaddr=$src"
+	mkdir -p "$mnt"
+	mount -t cifs "//$dest/$SMB_SHARE" "$mnt" -o "$opts"
+}
+
+# sched_client_port SRC: local port of the established client connection
+# from SRC to port 445 (exactly one expected).
+sched_client_port() {
+	local src=$1 pat
+	if [[ $src == *:* ]]; then pat="[$src]:"; else pat="$src:"; fi
+	ss -Htn state established '( dport = :445 )' |
+		awk -v p="$pat" 'index($3, p) == 1 { n = split($3, a, ":"); print a[n] }'
+}
+
+# sched_expect_conn DESC PEER PORT CLASSWORD PROG: exactly one
+# ksmbd_sched_conn event for PEER:PORT, with CLASSWORD and PROG.
+sched_expect_conn() {
+	local desc=$1 peer=$2 port=$3 word=$4 prog=$5 got
+	got=$(sched_conn_events | awk -v p="$peer" -v o="$port" '$2 == p && $3 == o { print $4, $5 }')
+	if [[ $got == "$word $prog" ]]; then
+		vm_pass "$desc: conn $peer port $port class $word prog $prog"
+	else
+		vm_fail "$desc: conn $peer port $port: want class $word prog $prog, got '${got//$'\n'/; }'"
+	fi
+}
+
+# sched_expect_peer_conns DESC PEER CLASSWORD PROG: at least one
+# ksmbd_sched_conn event for PEER, all with CLASSWORD and PROG.
+sched_expect_peer_conns() {
+	local desc=$1 peer=$2 word=$3 prog=$4 got
+	got=$(sched_conn_events | awk -v p="$peer" '$2 == p { print $4, $5 }' | sort -u)
+	if [[ $got == "$word $prog" ]]; then
+		vm_pass "$desc: conns of $peer have class $word prog $prog"
+	else
+		vm_fail "$desc: conns of $peer: want class $word prog $prog, got '${got//$'\n'/; }'"
+	fi
+}
+
+# sched_expect_reqs DESC PEER CLASSWORD [CMD]: ksmbd_sched_req events of
+# PEER all carry CLASSWORD, and there is at least one (of CMD if given).
+sched_expect_reqs() {
+	local desc=$1 peer=$2 word=$3 cmd=${4:-} words n
+	words=$(sched_req_events | awk -v p="$peer" '$1 == p { print $2 }' | sort -u)
+	n=$(sched_req_events | awk -v p="$peer" -v c="$cmd" '$1 == p && (c == "" || $3 == c)' | wc -l)
+	if [[ $words == "$word" ]] && (( n > 0 )); then
+		vm_pass "$desc: $n ${cmd:-request} event(s) of $peer, all class $word"
+	else
+		vm_fail "$desc: requests of $peer: want class $word (${cmd:-any} seen), got classes '${words//$'\n'/ }', $n ${cmd:-request}(s)"
+	fi
+}
+
+sched_sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# sched_route_src ADDR: connections to ADDR (127.x) leave from ADDR.
+sched_route_src() {
+	ip route replace local "$1/32" dev lo src "$1" table local
+	SCHED_ROUTES+=("$1")
+}
+SCHED_ROUTES=()
+
+# sched_smbclient ADDR CMD: one smbclient session to //ADDR/share.
+sched_smbclient() {
+	smbclient "//$1/$SMB_SHARE" "${sched_auth[@]}" -m SMB3 -c "$2"
+}
+
+# sched_prefix_clear: remove every prefix of the current netns.
+sched_prefix_clear() {
+	local p
+	for p in $(smb-classify -j prefix list | jq -r '.[].prefix'); do
+		smb-classify prefix del "$p" >/dev/null
+	done
+}
+
+# sched_cleanup: unmount what the test mounted under its tmpdir, undo
+# routes, unload everywhere, trace off.  Safe to call twice.
+sched_cleanup() {
+	local m r
+	while read -r _ m _; do
+		[[ $m == "$sched_tmp"* ]] && umount -l "$m" 2>/dev/null
+	done < <(tac /proc/mounts)
+	for r in "${SCHED_ROUTES[@]}"; do
+		ip route del local "$r/32" table local 2>/dev/null
+	done
+	SCHED_ROUTES=()
+	smb-classify unload >/dev/null 2>&1
+	sched_trace_stop
+	return 0
+}
