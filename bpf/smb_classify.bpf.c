@@ -7,10 +7,16 @@
  * address (IPv4 peers arrive IPv4-mapped, so IPv4 prefixes are stored
  * IPv4-mapped too), or 0, the anonymous class, when no prefix matches.
  *
- * classify_req() keeps every request on the per-CPU queue without splice
- * for now; see the comment there for where a policy map plugs in.
+ * classify_req() gives each request a verdict from the "policy" hash map,
+ * keyed by the connection's class id (struct smb_policy; a class without
+ * an entry uses the defaults of smb_classify.h):
+ *   - READ with Length >= splice_min: KSMBD_SCHED_VERDICT_SPLICE;
+ *   - READ or WRITE with Length >= unbound_min: KSMBD_SCHED_QUEUE_UNBOUND;
+ *   - everything else: the per-CPU queue, no splice, as without BPF.
+ * SMB_POLICY_OFF (0xffffffff) as a threshold turns that part off.
  *
- * The prefixes map is filled by "smb-classify prefix add".
+ * The prefixes map is filled by "smb-classify prefix add", the policy map
+ * by "smb-classify policy set".
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -43,6 +49,18 @@ struct {
 	__type(value, __u32);
 } prefixes SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SMB_POLICY_MAX);
+	__type(key, __u32);
+	__type(value, struct smb_policy);
+} policy SEC(".maps");
+
+/* SMB2 commands (MS-SMB2 2.2.1.2) that carry a Length. */
+#define SMB2_READ	0x0008
+#define SMB2_WRITE	0x0009
+
 SEC("struct_ops/classify_conn")
 __u32 BPF_PROG(classify_conn, const struct ksmbd_sched_conn *c)
 {
@@ -59,14 +77,33 @@ __u32 BPF_PROG(classify_conn, const struct ksmbd_sched_conn *c)
 SEC("struct_ops/classify_req")
 __u32 BPF_PROG(classify_req, const struct ksmbd_sched_req *r)
 {
+	__u32 id = KSMBD_SCHED_CLASS_ID_OF(r->class_word);
+	__u32 splice_min = SMB_POLICY_SPLICE_MIN_DEFAULT;
+	__u32 unbound_min = SMB_POLICY_UNBOUND_MIN_DEFAULT;
+	__u16 cmd = r->command;
+	__u32 len = r->length;
+	struct smb_policy *p;
+	__u32 verdict = KSMBD_SCHED_QUEUE_PERCPU;
+
+	if (cmd != SMB2_READ && cmd != SMB2_WRITE)
+		return verdict;
+	p = bpf_map_lookup_elem(&policy, &id);
+	if (p) {
+		splice_min = p->splice_min;
+		unbound_min = p->unbound_min;
+	}
 	/*
-	 * Policy hook: a later "policy" map keyed by the class id
-	 * (KSMBD_SCHED_CLASS_ID_OF(r->class_word)) will choose the queue
-	 * (KSMBD_SCHED_QUEUE_UNBOUND above a WRITE size) and
-	 * KSMBD_SCHED_VERDICT_SPLICE (above a READ size) here.  Until then:
-	 * the per-CPU queue, no splice - exactly what ksmbd does without BPF.
+	 * OFF is 0xffffffff: a length can equal it, so test it explicitly.
+	 * SPLICE is only a permission; the kernel still copies where it is
+	 * not safe (signed, encrypted, compound, RDMA, ...).
 	 */
-	return KSMBD_SCHED_QUEUE_PERCPU;
+	if (cmd == SMB2_READ && splice_min != SMB_POLICY_OFF &&
+	    len >= splice_min)
+		verdict |= KSMBD_SCHED_VERDICT_SPLICE;
+	if (unbound_min != SMB_POLICY_OFF && len >= unbound_min)
+		verdict = (verdict & ~KSMBD_SCHED_VERDICT_QUEUE_MASK) |
+			  KSMBD_SCHED_QUEUE_UNBOUND;
+	return verdict;
 }
 
 SEC(".struct_ops.link")

@@ -36,4 +36,34 @@ struct smb_prefix_key {
 	__u8 addr[SMB_ADDR_LEN];
 };
 
+/* Name of the per-class policy hash map in the object, and of its pin. */
+#define SMB_POLICY_MAP_NAME	"policy"
+
+/* Capacity of the policy map: one entry per class id at most. */
+#define SMB_POLICY_MAX		65536
+
+/* A threshold of struct smb_policy that is off: never matches. */
+#define SMB_POLICY_OFF		0xffffffffU
+
+/* Thresholds of a class without an entry in the policy map. */
+#define SMB_POLICY_SPLICE_MIN_DEFAULT	65536U
+#define SMB_POLICY_UNBOUND_MIN_DEFAULT	SMB_POLICY_OFF
+
+/**
+ * struct smb_policy - value of the policy map, keyed by __u32 class id
+ * @splice_min:  a READ of at least this many bytes gets
+ *               KSMBD_SCHED_VERDICT_SPLICE; SMB_POLICY_OFF: never.
+ *               0 means every READ.
+ * @unbound_min: a READ or WRITE of at least this many bytes runs on
+ *               KSMBD_SCHED_QUEUE_UNBOUND; SMB_POLICY_OFF: never.
+ *               0 means every READ and WRITE.
+ *
+ * A class without an entry uses SMB_POLICY_*_DEFAULT.  Every other request
+ * (any other command) runs on the per-CPU queue without SPLICE.
+ */
+struct smb_policy {
+	__u32 splice_min;
+	__u32 unbound_min;
+};
+
 #endif /* SMB_CLASSIFY_H */
