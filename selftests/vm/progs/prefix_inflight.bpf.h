@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * prefix_inflight.bpf.h - the reference prefix classifier with a fixed
+ * dispatch budget, for the fairness tests and the benchmark
+ *
+ * classify_conn() is bpf/smb_classify.bpf.c's: the class word of the
+ * longest prefix in the "prefixes" LPM trie covering the peer, else 0.
+ * The map has the reference program's name and layout, so "smb-classify
+ * load OBJ" reuses the pinned one and "smb-classify prefix add" fills it.
+ * What differs is .max_inflight: a small budget makes requests wait in
+ * the dispatcher, so its round-robin order decides who is served.
+ *
+ * Include after defining PREFIX_MAX_INFLIGHT and PREFIX_OPS_NAME (the
+ * struct_ops map's variable, which is also its name).
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ksmbd_sched.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "smb_classify.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Local copy of the kernel's struct_ops type, relocated by member name. */
+struct ksmbd_sched_ops {
+	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
+	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
+	__u32 max_inflight;
+	__u32 flags;
+	char name[KSMBD_SCHED_NAME_LEN];
+} __attribute__((preserve_access_index));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SMB_PREFIXES_MAX);
+	__type(key, struct smb_prefix_key);
+	__type(value, __u32);
+} prefixes SEC(".maps");
+
+SEC("struct_ops/classify_conn")
+__u32 BPF_PROG(inflight_classify_conn, const struct ksmbd_sched_conn *c)
+{
+	struct smb_prefix_key key = {
+		.prefixlen = SMB_ADDR_LEN * 8,
+	};
+	__u32 *class_word;
+
+	__builtin_memcpy(key.addr, c->peer_addr, sizeof(key.addr));
+	class_word = bpf_map_lookup_elem(&prefixes, &key);
+	return class_word ? *class_word : 0;
+}
+
+SEC("struct_ops/classify_req")
+__u32 BPF_PROG(inflight_classify_req, const struct ksmbd_sched_req *r)
+{
+	return KSMBD_SCHED_QUEUE_PERCPU;
+}
+
+#define __PREFIX_STR(x) #x
+#define PREFIX_STR(x) __PREFIX_STR(x)
+
+SEC(".struct_ops.link")
+struct ksmbd_sched_ops PREFIX_OPS_NAME = {
+	.classify_conn	= (void *)inflight_classify_conn,
+	.classify_req	= (void *)inflight_classify_req,
+	.max_inflight	= PREFIX_MAX_INFLIGHT,
+	.flags		= 0,
+	.name		= PREFIX_STR(PREFIX_OPS_NAME),
+};

@@ -1,0 +1,5 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* The prefix classifier with max_inflight 2: see prefix_inflight.bpf.h. */
+#define PREFIX_MAX_INFLIGHT	2
+#define PREFIX_OPS_NAME		prefix_mi2
+#include "prefix_inflight.bpf.h"

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers of the fairness and lifecycle tests (70-72) and of the benchmark,
+# on top of lib.sh and testlib-sched.sh: backlogged fio clients on cifs
+# mounts from chosen source addresses, a dispatcher with a small budget,
+# counting windows over /proc/net/ksmbd_sched and the dispatch tracepoint.
+# Source after testlib-sched.sh.
+
+# The reference classifier with a fixed max_inflight (progs/*.bpf.h): the
+# same "prefixes" map, so smb-classify reuses the pin and fills it.
+FAIR_PROGS=$VM_CHECKOUT/selftests/vm/progs
+FAIR_PIDS=()
+
+# fair_obj N: the object with max_inflight N (1, 2 or 4).
+fair_obj() {
+	local o=$FAIR_PROGS/prefix_inflight$1.bpf.o
+	if [[ ! -e $o ]]; then
+		echo "FAIL: $o missing: build it on the host with 'make -C selftests/vm'"
+		exit 1
+	fi
+	echo "$o"
+}
+
+# fair_load N: attach the prefix classifier with max_inflight N.
+fair_load() { smb-classify load "$(fair_obj "$1")" >/dev/null; }
+
+# fair_class_field ID FIELD: a counter of class ID's "class:" line (0 if
+# the class has not been seen yet).
+fair_class_field() {
+	awk -v id="$1" -v f="$2" '$1 == "class:" && $2 == id {
+		for (i = 3; i < NF; i += 2) if ($i == f) v = $(i + 1) }
+		END { print v + 0 }' "$SCHED_PROC"
+}
+
+# fair_mount SRC MNT: a cifs mount from SRC (own TCP connection).
+fair_mount() { sched_mount "$1" 127.0.0.1 "$2"; }
+
+# fair_fio NAME FILE RUNTIME_S [IODEPTH] [BS]: a backlogged reader in the
+# background (random reads, O_DIRECT, libaio), output in
+# $sched_tmp/NAME.fio; its pid is appended to FAIR_PIDS and set in
+# FAIR_LAST_PID.
+fair_fio() {
+	local name=$1 file=$2 runtime=$3 depth=${4:-16} bs=${5:-64k}
+	fio --name="$name" --thread --invalidate=0 --filename="$file" \
+		--rw=randread --bs="$bs" --iodepth="$depth" --ioengine=libaio \
+		--direct=1 --time_based --runtime="$runtime" \
+		--output="$sched_tmp/$name.fio" >/dev/null 2>&1 &
+	FAIR_LAST_PID=$!
+	FAIR_PIDS+=("$FAIR_LAST_PID")
+}
+
+# fair_fio_ok NAME: fio NAME reported no I/O error (err= 0) and read data.
+fair_fio_ok() {
+	local f=$sched_tmp/$1.fio
+	grep -q 'err= 0' "$f" && grep -q 'read: IOPS=' "$f" && ! grep -q 'err= *[1-9]' "$f"
+}
+
+# fair_wait PID: wait for a background job, return its exit status.
+fair_wait() {
+	local rc=0
+	wait "$1" || rc=$?
+	return "$rc"
+}
+
+# fair_kill_all: stop every background fio still running.
+fair_kill_all() {
+	local p
+	for p in "${FAIR_PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "${FAIR_PIDS[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	FAIR_PIDS=()
+}
+
+# fair_at_least KEY N: /proc/net/ksmbd_sched KEY >= N.
+fair_at_least() { (( $(sched_proc "$1") >= $2 )); }
+
+# fair_idle: nothing in flight, nothing queued, no client.
+fair_idle() {
+	[[ $(sched_proc inflight) == 0 && $(sched_proc queued) == 0 &&
+	   $(sched_proc clients) == 0 ]]
+}
+
+# fair_dispatched_sum ID...: sum of "dispatched" over classes.
+fair_dispatched_sum() {
+	local id s=0
+	for id in "$@"; do
+		s=$(( s + $(fair_class_field "$id" dispatched) ))
+	done
+	echo "$s"
+}
+
+# fair_sum_reached TARGET ID...: the classes dispatched TARGET in all.
+fair_sum_reached() {
+	local t=$1
+	shift
+	(( $(fair_dispatched_sum "$@") >= t ))
+}
+
+# fair_window CLIENTS N ID...: count dispatches of classes ID... over a
+# window in which CLIENTS clients are backlogged: it starts once
+# /proc shows CLIENTS clients with waiting requests and ends once the
+# classes have dispatched N more requests.  Sets FAIR_DELTA[ID] (the
+# classes' "dispatched" deltas) and FAIR_SAMPLES / FAIR_SHORT (samples of
+# "clients" taken during the window, and how many of them had fewer than
+# CLIENTS clients waiting).  Returns 1 if the window never started or
+# never reached N, or if fewer than CLIENTS were waiting at its end.
+declare -A FAIR_DELTA FAIR_START
+fair_window() {
+	local want=$1 n=$2 id start target deadline c
+	shift 2
+	if ! vm_poll 60 fair_at_least clients "$want"; then
+		echo "window: never $want clients waiting: $(grep -v '^class' "$SCHED_PROC" | tr '\n' ' ')"
+		return 1
+	fi
+	for id in "$@"; do
+		FAIR_START[$id]=$(fair_class_field "$id" dispatched)
+	done
+	start=$(fair_dispatched_sum "$@")
+	target=$(( start + n ))
+	FAIR_SAMPLES=0
+	FAIR_SHORT=0
+	deadline=$(( ${EPOCHREALTIME/./} + 120 * 1000000 ))
+	while ! fair_sum_reached "$target" "$@"; do
+		if (( ${EPOCHREALTIME/./} > deadline )); then
+			echo "window: $n dispatches not reached in 120 s"
+			return 1
+		fi
+		c=$(sched_proc clients)
+		FAIR_SAMPLES=$(( FAIR_SAMPLES + 1 ))
+		(( c >= want )) || FAIR_SHORT=$(( FAIR_SHORT + 1 ))
+		sleep 0.2
+	done
+	for id in "$@"; do
+		FAIR_DELTA[$id]=$(( $(fair_class_field "$id" dispatched) - FAIR_START[$id] ))
+	done
+	c=$(sched_proc clients)
+	if (( c < want )); then
+		echo "window: only $c clients waiting at its end"
+		return 1
+	fi
+}
+
+# fair_share_ok DESC GOT_PERMILLE WANT_PERMILLE TOL_PERMILLE
+fair_share_ok() {
+	local desc=$1 got=$2 want=$3 tol=$4 d
+	d=$(( got - want ))
+	(( d < 0 )) && d=$(( -d ))
+	vm_check "$desc: $(fair_pct "$got")% (want $(fair_pct "$want")% +-$(fair_pct "$tol")%)" \
+		test "$d" -le "$tol"
+}
+# fair_pct PERMILLE: as a percentage with one decimal.
+fair_pct() { printf '%d.%d' $(( $1 / 10 )) $(( $1 % 10 )); }
+
+# fair_permille PART TOTAL
+fair_permille() { echo $(( ($1 * 1000 + $2 / 2) / $2 )); }
+
+# fair_trace_dispatch_on: the dispatch tracepoint enabled but tracing off,
+# buffer cleared and sized for ~10^5 events per CPU.
+fair_trace_dispatch_on() {
+	echo 0 >"$SCHED_TRACE/tracing_on"
+	echo 16384 >"$SCHED_TRACE/buffer_size_kb"
+	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
+	: >"$SCHED_TRACE/trace"
+}
+
+# fair_trace_overruns: events lost to a full buffer, all CPUs.
+fair_trace_overruns() {
+	cat "$SCHED_TRACE"/per_cpu/cpu*/stats | awk '$1 == "overrun:" { s += $2 } END { print s + 0 }'
+}
+
+# fair_cleanup: the trap of these tests.
+fair_cleanup() {
+	fair_kill_all
+	echo 0 >"$SCHED_TRACE/tracing_on" 2>/dev/null || true
+	echo local >"$SCHED_TRACE/trace_clock" 2>/dev/null || true
+	sched_cleanup
+	echo 1 >"$SCHED_TRACE/tracing_on" 2>/dev/null || true
+}
