@@ -70,6 +70,8 @@ sched_req_events() {
 }
 
 sched_conn_count() { sched_conn_events | wc -l; }
+# sched_conn_count_gt N: more than N ksmbd_sched_conn events (for vm_poll).
+sched_conn_count_gt() { (( $(sched_conn_count) > $1 )); }
 
 # sched_peer ADDR: the peer as the tracepoint prints it (IPv4 mapped).
 sched_peer() {

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# replace from a fresh process (C12): one link update switches programs;
+# new connections get the new program's class, an existing connection
+# keeps its class for life; the link id and the prefixes survive a round
+# trip; clients connecting during replaces are always classified by one of
+# the two programs, never by neither; a bad object is an error that
+# changes nothing.
+# vm-timeout: 300
+
+set -euo pipefail
+# shellcheck source=../lib.sh
+source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+# shellcheck source=../testlib-sched.sh
+source "$VM_DIR/testlib-sched.sh"
+sched_need_built
+loop_pid=
+stop_loop() {
+	if [[ -n $loop_pid ]]; then
+		kill "$loop_pid" 2>/dev/null || true
+		wait "$loop_pid" 2>/dev/null || true
+		loop_pid=
+	fi
+}
+trap 'stop_loop; sched_cleanup' EXIT
+
+tmp=$sched_tmp
+head -c 1M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
+want=$(sched_sha "$SMB_SHARE_DIR/data.bin")
+
+smb-classify load
+smb-classify prefix add 127.0.0.2/32 1
+smb-classify prefix add ::1/128 3 weight 2
+smb-classify prefix list >"$tmp/prefixes.before"
+link=$(sched_proc link_id)
+sched_trace_start
+
+# A connection classified by smb_prefix, kept open.
+sched_mount 127.0.0.2 127.0.0.1 "$tmp/a"
+port_a=$(sched_client_port 127.0.0.2)
+sched_expect_conn "before replace" ::ffff:127.0.0.2 "$port_a" 0x00010001 smb_prefix
+
+# Replace from a new process.
+if out=$(smb-classify replace "$SCHED_CONST_OBJ" 2>&1); then
+	vm_pass "replace with const_class: $out"
+else
+	vm_fail "replace with const_class: $out"
+fi
+vm_check "after replace: name const_class" test "$(sched_proc name)" = const_class
+vm_check "after replace: link id unchanged ($link)" test "$(sched_proc link_id)" = "$link"
+vm_check "after replace: still attached" test "$(sched_proc attached)" = 1
+smb-classify prefix list >"$tmp/prefixes.mid"
+vm_check "after replace: prefix list unchanged" cmp -s "$tmp/prefixes.before" "$tmp/prefixes.mid"
+st=$(smb-classify -j status)
+vm_check "status shows const_class's programs" \
+	test "$(jq -r '[.progs[].name] | sort | join(",")' <<<"$st")" = "const_classify_,const_classify_"
+
+# New connections get const_class's class word.
+sched_trace_clear
+sched_mount 127.0.0.3 127.0.0.1 "$tmp/b"
+port_b=$(sched_client_port 127.0.0.3)
+sched_expect_conn "new conn after replace" ::ffff:127.0.0.3 "$port_b" "$SCHED_CONST_WORD" const_class
+vm_check "new conn after replace: read, sha256 equal" test "$(sched_sha "$tmp/b/data.bin")" = "$want"
+sched_expect_reqs "new conn after replace" ::ffff:127.0.0.3 "$SCHED_CONST_WORD" READ
+sched_trace_clear
+sched_mount "" ::1 "$tmp/c"
+port_c=$(sched_client_port ::1)
+sched_expect_conn "new conn over ::1 after replace (prefix ignored)" ::1 "$port_c" "$SCHED_CONST_WORD" const_class
+umount "$tmp/c"
+
+# The old connection keeps class 1 for its new requests.
+sched_trace_clear
+vm_check "old conn after replace: read, sha256 equal" test "$(sched_sha "$tmp/a/data.bin")" = "$want"
+sched_expect_reqs "old conn after replace keeps its class" ::ffff:127.0.0.2 0x00010001 READ
+vm_check "old conn: no new ksmbd_sched_conn event" \
+	test "$(sched_conn_events | awk '$2 == "::ffff:127.0.0.2"' | wc -l)" = 0
+
+# And back to the reference classifier: the pinned prefixes are used.
+if out=$(smb-classify replace 2>&1); then
+	vm_pass "replace back with the built-in smb_prefix: $out"
+else
+	vm_fail "replace back with the built-in smb_prefix: $out"
+fi
+vm_check "after replace back: name smb_prefix" test "$(sched_proc name)" = smb_prefix
+vm_check "after replace back: link id unchanged ($link)" test "$(sched_proc link_id)" = "$link"
+smb-classify prefix list >"$tmp/prefixes.after"
+vm_check "after the round trip: prefix list unchanged" cmp -s "$tmp/prefixes.before" "$tmp/prefixes.after"
+sched_trace_clear
+sched_route_src 127.0.0.2
+sched_smbclient 127.0.0.2 "get data.bin $tmp/sc.bin" >"$tmp/sc.out" 2>&1 || { cat "$tmp/sc.out"; vm_fail "smbclient via 127.0.0.2"; }
+sched_expect_peer_conns "new conn after replace back uses the prefixes" ::ffff:127.0.0.2 0x00010001 smb_prefix
+umount "$tmp/a" "$tmp/b"
+
+# A bad object is refused and changes nothing.
+bpf_before=$(sched_proc link_id):$(sched_proc name)
+if out=$(smb-classify replace /etc/hostname 2>&1); then
+	vm_fail "replace with a non-BPF file succeeded: $out"
+else
+	vm_check "replace with a non-BPF file: one Error: line ($out)" \
+		test "$(grep -c '^Error: ' <<<"$out")" = 1
+fi
+vm_check "bad replace: same link and program" \
+	test "$(sched_proc link_id):$(sched_proc name)" = "$bpf_before"
+
+# Clients connecting in a loop while replace flips the program: every
+# connection is classified by smb_prefix (class 0 for 127.0.0.1 here) or
+# by const_class (42), never by neither (prog "-").
+sched_trace_clear
+(
+	while :; do
+		smbclient "//127.0.0.1/$SMB_SHARE" "${sched_auth[@]}" -m SMB3 -c "ls" >/dev/null 2>&1 || true
+	done
+) &
+loop_pid=$!
+flips=6
+seen=$(sched_conn_count)
+for ((i = 0; i < flips; i++)); do
+	if (( i % 2 == 0 )); then obj=("$SCHED_CONST_OBJ"); else obj=(); fi
+	if ! out=$(smb-classify replace "${obj[@]}" 2>&1); then
+		vm_fail "replace $i during connections: $out"
+	fi
+	# Let at least one connection be classified by this program.
+	vm_poll 60 sched_conn_count_gt "$seen" || vm_fail "no connection after replace $i"
+	seen=$(sched_conn_count)
+done
+stop_loop
+sched_conn_events >"$tmp/loop.events"
+n=$(wc -l <"$tmp/loop.events")
+bad=$(awk '!(($4 == "0x00000000" && $5 == "smb_prefix") || ($4 == "'"$SCHED_CONST_WORD"'" && $5 == "const_class"))' "$tmp/loop.events")
+vm_check "during $flips replaces: all $n connections classified by smb_prefix (0) or const_class (42)" \
+	test -z "$bad"
+[[ -z $bad ]] || echo "$bad"
+vm_check "during replaces: both programs classified connections" \
+	test "$(awk '{ print $5 }' "$tmp/loop.events" | sort -u | tr '\n' ' ')" = "const_class smb_prefix "
+vm_check "after the replace loop: link id unchanged ($link)" test "$(sched_proc link_id)" = "$link"
+vm_check "after the replace loop: name smb_prefix" test "$(sched_proc name)" = smb_prefix
+
+smb-classify unload
+vm_finish
