@@ -675,8 +675,8 @@ run:
 }
 
 /* Give back @work's slot and dispatch what it frees. */
-static void ksmbd_sched_release_slot(struct ksmbd_sched_disp *d,
-				     struct ksmbd_work *work)
+static void ksmbd_sched_put_slot(struct ksmbd_sched_disp *d,
+				 struct ksmbd_work *work)
 {
 	LIST_HEAD(batch);
 	u64 now = ktime_get_ns();
@@ -696,14 +696,14 @@ void __ksmbd_sched_work_done(struct ksmbd_work *work)
 {
 	struct ksmbd_sched_disp *d = work->sched.disp;
 
-	ksmbd_sched_release_slot(d, work);
+	ksmbd_sched_put_slot(d, work);
 	work->sched.disp = NULL;
 	ksmbd_sched_disp_put(d);
 }
 
-void __ksmbd_sched_work_async(struct ksmbd_work *work)
+void __ksmbd_sched_release_slot(struct ksmbd_work *work)
 {
-	ksmbd_sched_release_slot(work->sched.disp, work);
+	ksmbd_sched_put_slot(work->sched.disp, work);
 }
 
 /* A replacing program brings its own budget. */

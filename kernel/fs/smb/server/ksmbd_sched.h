@@ -70,7 +70,7 @@ void ksmbd_sched_conn_free(struct ksmbd_conn *conn);
 void __ksmbd_sched_conn_accept(struct ksmbd_conn *conn, struct socket *sock);
 void __ksmbd_sched_queue_work(struct ksmbd_work *work);
 void __ksmbd_sched_work_done(struct ksmbd_work *work);
-void __ksmbd_sched_work_async(struct ksmbd_work *work);
+void __ksmbd_sched_release_slot(struct ksmbd_work *work);
 
 /**
  * ksmbd_sched_conn_accept() - classify a newly accepted connection
@@ -122,16 +122,18 @@ static inline void ksmbd_sched_work_done(struct ksmbd_work *work)
 }
 
 /**
- * ksmbd_sched_work_async() - a request went async and may block long
- * @work: the request (e.g. a blocking byte-range LOCK)
+ * ksmbd_sched_release_slot() - a request stops counting against the budget
+ * @work: the request
  *
- * Returns its in-flight slot at once, so that a request it waits for
- * (the UNLOCK, a CANCEL) can be dispatched.  Context: its worker.
+ * Called when a request goes async (e.g. a blocking byte-range LOCK), so
+ * that a request it waits for (the UNLOCK, a CANCEL) can be dispatched,
+ * and before its reply is sent, so that a client that stops reading its
+ * socket cannot hold the slots other clients need.  Context: its worker.
  */
-static inline void ksmbd_sched_work_async(struct ksmbd_work *work)
+static inline void ksmbd_sched_release_slot(struct ksmbd_work *work)
 {
 	if (unlikely(work->sched.slot))
-		__ksmbd_sched_work_async(work);
+		__ksmbd_sched_release_slot(work);
 }
 
 #else /* !CONFIG_SMB_SERVER_BPF_SCHED */
@@ -163,7 +165,7 @@ static inline void ksmbd_sched_work_done(struct ksmbd_work *work)
 {
 }
 
-static inline void ksmbd_sched_work_async(struct ksmbd_work *work)
+static inline void ksmbd_sched_release_slot(struct ksmbd_work *work)
 {
 }
 

@@ -158,6 +158,43 @@ TRACE_EVENT(ksmbd_sched_dispatch,
 		  __entry->bytes, __entry->waited, __entry->wait_ns)
 );
 
+/**
+ * ksmbd_read_payload - how the data of a READ reply goes out
+ *
+ * The oracle of the splice path: @path is splice, or the reason the reply
+ * was copied (see enum ksmbd_read_path).  Fires for every READ reply that
+ * carries data while a program is attached, or was attached when the
+ * request arrived.
+ */
+TRACE_EVENT(ksmbd_read_payload,
+	TP_PROTO(u32 verdict, int path, size_t len),
+	TP_ARGS(verdict, path, len),
+	TP_STRUCT__entry(
+		__field(u32, verdict)
+		__field(int, path)
+		__field(u32, len)
+	),
+	TP_fast_assign(
+		__entry->verdict = verdict;
+		__entry->path = path;
+		__entry->len = len;
+	),
+	TP_printk("path=%s reason=%s len=%u verdict=0x%x",
+		  __entry->path ? "copy" : "splice",
+		  __print_symbolic(__entry->path,
+				   { 0, "-" },
+				   { 1, "no_verdict" },
+				   { 2, "transport" },
+				   { 3, "rdma_channel" },
+				   { 4, "signed" },
+				   { 5, "encrypted" },
+				   { 6, "compound" },
+				   { 7, "compressed" },
+				   { 8, "stream" },
+				   { 9, "nomem" }),
+		  __entry->len, __entry->verdict)
+);
+
 #endif /* _KSMBD_SCHED_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 struct ksmbd_sched_disp;
+struct ksmbd_read_payload;
 
 /**
  * struct ksmbd_sched_work - a request's scheduling state
@@ -22,6 +23,7 @@ struct ksmbd_sched_disp;
  * @command:  SMB2 command of the first PDU, KSMBD_SCHED_CMD_UNKNOWN if
  *            not visible
  * @slot:     it holds one of the dispatcher's in-flight slots
+ * @payload:  page-backed READ data to send spliced, or NULL
  */
 struct ksmbd_sched_work {
 	struct list_head	entry;
@@ -31,6 +33,7 @@ struct ksmbd_sched_work {
 	u32			bytes;
 	u16			command;
 	bool			slot;
+	struct ksmbd_read_payload *payload;
 };
 
 #endif /* __KSMBD_SCHED_TYPES_H__ */
