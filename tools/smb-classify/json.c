@@ -149,6 +149,17 @@ void json_uint(struct json_writer *w, uint64_t v)
 	fprintf(w->out, "%" PRIu64, v);
 }
 
+/**
+ * json_number() - write a number given as text, e.g. "123.456789"
+ * @w:   writer.
+ * @num: a valid JSON number; the caller checks it.
+ */
+void json_number(struct json_writer *w, const char *num)
+{
+	json_sep(w);
+	fputs(num, w->out);
+}
+
 /** json_bool() - write true or false */
 void json_bool(struct json_writer *w, bool v)
 {

@@ -35,6 +35,7 @@ void json_end_array(struct json_writer *w);
 void json_key(struct json_writer *w, const char *key);
 void json_string(struct json_writer *w, const char *s);
 void json_uint(struct json_writer *w, uint64_t v);
+void json_number(struct json_writer *w, const char *num);
 void json_bool(struct json_writer *w, bool v);
 void json_null(struct json_writer *w);
 void json_finish(struct json_writer *w);

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * test_kstat.c - parsing /proc/net/ksmbd_sched and the p99 estimate
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kstat.h"
+
+#define Z25 "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+
+static const char proc_attached[] =
+	"attached: 1\n"
+	"name: smb_prefix\n"
+	"link_id: 7\n"
+	"max_inflight: 2\n"
+	"inflight: 1\n"
+	"queued: 5\n"
+	"clients: 3\n"
+	"alloc_fail: 4\n"
+	"class: 0 dispatched 8 bypassed 13 bytes 3145728 wait_ns 12000 hist 8," Z25 "\n"
+	"class: 2 dispatched 100 bypassed 0 bytes 0 wait_ns 18446744073709551615 hist 0,90,9,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1\n"
+	"serves: 1\n"
+	"netns_ino: 4026531840\n"
+	"conns_classified: 2\n"
+	"reqs_classified: 21\n"
+	"class_clamped: 0\n"
+	"verdict_clamped: 9\n"
+	"some_future_key: 1\n";
+
+static const char proc_detached[] =
+	"attached: 0\nname: -\nlink_id: 0\nserves: 0\nnetns_ino: 5\n"
+	"conns_classified: 0\nreqs_classified: 0\nclass_clamped: 0\n"
+	"verdict_clamped: 0\n";
+
+static int parse_text(const char *text, struct ksched_state *st)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int err;
+
+	assert_non_null(f);
+	err = ksched_parse(f, st);
+	fclose(f);
+	return err;
+}
+
+static void test_parse_attached(void **state)
+{
+	struct ksched_state st;
+	const struct ksched_class *c;
+
+	(void)state;
+	assert_int_equal(parse_text(proc_attached, &st), 0);
+	assert_true(st.attached);
+	assert_string_equal(st.name, "smb_prefix");
+	assert_int_equal(st.link_id, 7);
+	assert_true(st.serves);
+	assert_true(st.has_disp);
+	assert_int_equal(st.max_inflight, 2);
+	assert_int_equal(st.inflight, 1);
+	assert_int_equal(st.queued, 5);
+	assert_int_equal(st.clients, 3);
+	assert_int_equal(st.alloc_fail, 4);
+	assert_int_equal(st.conns_classified, 2);
+	assert_int_equal(st.reqs_classified, 21);
+	assert_int_equal(st.verdict_clamped, 9);
+	assert_int_equal(st.nclasses, 2);
+	c = &st.classes[0];
+	assert_int_equal(c->id, 0);
+	assert_int_equal(c->dispatched, 8);
+	assert_int_equal(c->bypassed, 13);
+	assert_int_equal(c->bytes, 3145728);
+	assert_int_equal(c->wait_ns, 12000);
+	assert_int_equal(c->nhist, KSCHED_HIST_BUCKETS);
+	assert_int_equal(c->hist[0], 8);
+	assert_int_equal(ksched_class_mean_ns(c), 1500);
+	c = &st.classes[1];
+	assert_int_equal(c->id, 2);
+	assert_true(c->wait_ns == UINT64_MAX);
+	assert_int_equal(c->hist[1], 90);
+	assert_int_equal(c->hist[25], 1);
+	ksched_free(&st);
+	assert_null(st.classes);
+	assert_int_equal(st.nclasses, 0);
+}
+
+static void test_parse_detached(void **state)
+{
+	struct ksched_state st;
+
+	(void)state;
+	assert_int_equal(parse_text(proc_detached, &st), 0);
+	assert_false(st.attached);
+	assert_string_equal(st.name, "-");
+	assert_false(st.has_disp);
+	assert_false(st.serves);
+	assert_int_equal(st.nclasses, 0);
+	ksched_free(&st);
+}
+
+static void test_parse_class_bad(void **state)
+{
+	static const char *const bad[] = {
+		"class: x dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 0",
+		"class: 65536 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 0",
+		"class: 1 dispatched -1 bypassed 0 bytes 0 wait_ns 0 hist 0",
+		"class: 1 dispatched 1 bytes 0 bypassed 0 wait_ns 0 hist 0",
+		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0",
+		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist ",
+		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 1,",
+		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 1,,2",
+		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 1 x",
+		"class: 1 dispatched 18446744073709551616 bypassed 0 bytes 0 wait_ns 0 hist 0",
+		/* 27 buckets */
+		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 0,0," Z25,
+	};
+	struct ksched_class c = { .id = 99 };
+	struct ksched_state st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ksched_parse_class(bad[i], &c) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+		assert_int_equal(c.id, 99);
+	}
+	/* A short histogram is read as it is. */
+	assert_int_equal(ksched_parse_class("class: 3 dispatched 1 bypassed 2 bytes 3 wait_ns 4 hist 5,6\n",
+					    &c), 0);
+	assert_int_equal(c.id, 3);
+	assert_int_equal(c.nhist, 2);
+	assert_int_equal(c.hist[1], 6);
+	/* A whole file with a bad class line fails, leaving nothing. */
+	assert_int_equal(parse_text("attached: 1\nclass: 1 dispatched\n",
+				    &st), -EINVAL);
+	assert_null(st.classes);
+}
+
+static void test_p99(void **state)
+{
+	uint64_t h[KSCHED_HIST_BUCKETS] = { 0 }, ns = 0;
+	bool open = true;
+
+	(void)state;
+	/* Empty. */
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), -1);
+	/* All under 1 us: <= 1 us. */
+	h[0] = 8;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 0);
+	assert_int_equal(ns, 1000);
+	assert_false(open);
+	/* 99 in [1,2) us, 1 in [512,1024) us: p99 is the 99th: <= 2 us. */
+	memset(h, 0, sizeof(h));
+	h[1] = 99;
+	h[10] = 1;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 1);
+	assert_int_equal(ns, 2000);
+	/* 98 + 2: the 99th is in bucket 10, <= 1024 us. */
+	h[1] = 98;
+	h[10] = 2;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 10);
+	assert_int_equal(ns, 1024000);
+	assert_false(open);
+	/* p50 and p100 of the same. */
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 50,
+						&ns, &open), 1);
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 100,
+						&ns, &open), 10);
+	/* Rank is ceil(0.99 n): n = 150 -> 149th. */
+	memset(h, 0, sizeof(h));
+	h[2] = 148;
+	h[3] = 2;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 3);
+	assert_int_equal(ns, 8000);
+	h[2] = 149;
+	h[3] = 1;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 2);
+	assert_int_equal(ns, 4000);
+	/* One sample, anywhere: it is the p99. */
+	memset(h, 0, sizeof(h));
+	h[20] = 1;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 20);
+	assert_true(ns == (1ULL << 20) * 1000);
+	/* The open last bucket: a lower bound, 2^24 us. */
+	memset(h, 0, sizeof(h));
+	h[25] = 5;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 25);
+	assert_true(open);
+	assert_true(ns == (1ULL << 24) * 1000);
+	/* Huge counts do not overflow. */
+	memset(h, 0, sizeof(h));
+	h[0] = UINT64_MAX / 2;
+	h[5] = UINT64_MAX / 2;
+	assert_int_equal(ksched_hist_percentile(h, KSCHED_HIST_BUCKETS, 99,
+						&ns, &open), 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_attached),
+		cmocka_unit_test(test_parse_detached),
+		cmocka_unit_test(test_parse_class_bad),
+		cmocka_unit_test(test_p99),
+	};
+
+	return cmocka_run_group_tests_name("kstat", tests, NULL, NULL);
+}

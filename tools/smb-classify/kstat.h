@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * kstat.h - the text of /proc/net/ksmbd_sched, parsed
+ *
+ * Pure functions, no libbpf: the unit tests link kstat.o directly.
+ */
+#ifndef SMB_CLASSIFY_KSTAT_H
+#define SMB_CLASSIFY_KSTAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Buckets of the kernel's wait histogram: bucket i counts waits in
+ * [2^(i-1), 2^i) microseconds, bucket 0 those under 1 us, and the last
+ * one everything from 2^(KSCHED_HIST_BUCKETS-2) us up.
+ */
+#define KSCHED_HIST_BUCKETS	26
+
+/**
+ * struct ksched_class - one "class:" line: dispatch counters of a class
+ * @id:         class id.
+ * @dispatched: data requests dispatched.
+ * @bypassed:   control requests, run without waiting.
+ * @bytes:      READ/WRITE bytes of the dispatched requests.
+ * @wait_ns:    sum of their waits in the dispatcher, ns.
+ * @nhist:      buckets read (KSCHED_HIST_BUCKETS from this kernel).
+ * @hist:       the wait histogram.
+ */
+struct ksched_class {
+	uint32_t id;
+	uint64_t dispatched;
+	uint64_t bypassed;
+	uint64_t bytes;
+	uint64_t wait_ns;
+	unsigned int nhist;
+	uint64_t hist[KSCHED_HIST_BUCKETS];
+};
+
+/**
+ * struct ksched_state - /proc/net/ksmbd_sched of one netns
+ * @attached:         a program is attached in this netns.
+ * @name:             its ops name, "-" when none.
+ * @link_id:          its BPF link id, 0 when none.
+ * @serves:           ksmbd listens in this netns.
+ * @conns_classified: connections classified.
+ * @reqs_classified:  requests classified.
+ * @class_clamped:    class words with reserved bits, clamped.
+ * @verdict_clamped:  verdicts out of range, clamped.
+ * @has_disp:         the dispatcher lines were there (a program is
+ *                    attached, and the kernel has a dispatcher).
+ * @max_inflight:     dispatch budget in force.
+ * @inflight:         requests running now.
+ * @queued:           requests waiting in the dispatcher.
+ * @clients:          client queues.
+ * @alloc_fail:       client allocations that failed (request run flat).
+ * @classes:          "class:" lines in kernel order (malloc'ed; free
+ *                    with ksched_free()).
+ * @nclasses:         number of @classes.
+ */
+struct ksched_state {
+	bool attached;
+	char name[32];
+	uint32_t link_id;
+	bool serves;
+	uint64_t conns_classified;
+	uint64_t reqs_classified;
+	uint64_t class_clamped;
+	uint64_t verdict_clamped;
+	bool has_disp;
+	uint32_t max_inflight;
+	uint32_t inflight;
+	uint32_t queued;
+	uint32_t clients;
+	uint64_t alloc_fail;
+	struct ksched_class *classes;
+	unsigned int nclasses;
+};
+
+int ksched_parse_line(struct ksched_state *st, const char *line);
+int ksched_parse(FILE *f, struct ksched_state *st);
+void ksched_free(struct ksched_state *st);
+int ksched_parse_class(const char *line, struct ksched_class *c);
+uint64_t ksched_class_mean_ns(const struct ksched_class *c);
+int ksched_hist_percentile(const uint64_t *hist, unsigned int n,
+			   unsigned int pct, uint64_t *bound_ns, bool *open);
+
+#endif /* SMB_CLASSIFY_KSTAT_H */

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * policyspec.c - "policy set" and "max-inflight" arguments of smb-classify
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/ksmbd_sched.h>
+
+#include "classword.h"
+#include "policyspec.h"
+
+static int ps_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+		/* The message quotes user input: keep it one line. */
+		for (; *err; err++)
+			if ((unsigned char)*err < 0x20 || *err == 0x7f)
+				*err = '?';
+	}
+	return -EINVAL;
+}
+
+/* Command words may be abbreviated, as in bpftool and ip. */
+static bool word_is(const char *word, const char *of)
+{
+	size_t n = strlen(word);
+
+	return n && !strncmp(word, of, n);
+}
+
+/**
+ * parse_policy_bytes() - a threshold of "policy set"
+ * @s:   "off", or a strict decimal (as parse_uint(): no sign, spaces or
+ *       leading zeros) optionally followed by one suffix K (KiB, 1024) or
+ *       M (MiB, 1048576), upper or lower case: "65536", "64K", "1M", "0".
+ * @out: bytes, or SMB_POLICY_OFF for "off"; set only on success.
+ *
+ * Return: 0; -EINVAL for bad syntax; -ERANGE above POLICY_BYTES_MAX.
+ */
+int parse_policy_bytes(const char *s, uint32_t *out)
+{
+	char num[24];
+	unsigned long v, mul = 1;
+	size_t n;
+	int r;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "off")) {
+		*out = SMB_POLICY_OFF;
+		return 0;
+	}
+	n = strlen(s);
+	if (n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n + 1);
+	switch (num[n - 1]) {
+	case 'K':
+	case 'k':
+		mul = 1024;
+		num[--n] = '\0';
+		break;
+	case 'M':
+	case 'm':
+		mul = 1024 * 1024;
+		num[--n] = '\0';
+		break;
+	}
+	r = parse_uint(num, POLICY_BYTES_MAX / mul, &v);
+	if (r)
+		return r;
+	*out = v * mul;
+	return 0;
+}
+
+/**
+ * format_policy_bytes() - a threshold as "policy show" prints it
+ * @v:   bytes or SMB_POLICY_OFF.
+ * @buf: output, POLICY_BYTES_STRLEN bytes are enough.
+ * @len: size of @buf.
+ *
+ * "off", "1M" or "64K" when exact, else decimal bytes; what
+ * parse_policy_bytes() reads back as the same value.
+ */
+void format_policy_bytes(uint32_t v, char *buf, size_t len)
+{
+	if (v == SMB_POLICY_OFF)
+		snprintf(buf, len, "off");
+	else if (v && !(v % (1024 * 1024)))
+		snprintf(buf, len, "%uM", v / (1024 * 1024));
+	else if (v && !(v % 1024))
+		snprintf(buf, len, "%uK", v / 1024);
+	else
+		snprintf(buf, len, "%u", v);
+}
+
+static int bytes_arg(const char *kw, const char *val, uint32_t *out,
+		     char *err, size_t errlen)
+{
+	int r;
+
+	if (!val)
+		return ps_err(err, errlen, "%s: missing value", kw);
+	r = parse_policy_bytes(val, out);
+	if (r == -ERANGE)
+		return ps_err(err, errlen, "%s '%.40s': above 16 MiB (16M)",
+			      kw, val);
+	if (r)
+		return ps_err(err, errlen,
+			      "%s '%.40s': must be 'off' or decimal bytes 0-16777216, optionally with K or M (64K, 1M)",
+			      kw, val);
+	return 0;
+}
+
+/**
+ * policy_args_parse() - parse "CLASS [splice-min N|off] [unbound-min N|off]"
+ * @argc:   number of words in @argv.
+ * @argv:   the words; keywords may be abbreviated and come in either
+ *          order, each at most once, at least one of them.
+ * @pa:     output, set only on success.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err (POLICYSPEC_ERRLEN is enough).
+ *
+ * Return: 0 or -EINVAL.
+ */
+int policy_args_parse(int argc, char **argv, struct policy_args *pa,
+		      char *err, size_t errlen)
+{
+	struct policy_args a = { 0 };
+	unsigned long v;
+	int i, r;
+
+	if (argc < 1 || !argv[0])
+		return ps_err(err, errlen, "missing CLASS");
+	r = parse_uint(argv[0], CLASS_ID_MAX, &v);
+	if (r)
+		return ps_err(err, errlen, "class '%.40s': %s", argv[0],
+			      r == -ERANGE ? "above 65535" :
+			      "must be a decimal 0-65535");
+	a.id = v;
+	for (i = 1; i < argc; i++) {
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (word_is(argv[i], "splice-min")) {
+			if (a.has_splice_min)
+				return ps_err(err, errlen,
+					      "splice-min given twice");
+			if (bytes_arg("splice-min", val, &a.splice_min, err,
+				      errlen))
+				return -EINVAL;
+			a.has_splice_min = true;
+		} else if (word_is(argv[i], "unbound-min")) {
+			if (a.has_unbound_min)
+				return ps_err(err, errlen,
+					      "unbound-min given twice");
+			if (bytes_arg("unbound-min", val, &a.unbound_min, err,
+				      errlen))
+				return -EINVAL;
+			a.has_unbound_min = true;
+		} else {
+			return ps_err(err, errlen,
+				      "'%.40s': expected 'splice-min N|off' or 'unbound-min N|off'",
+				      argv[i]);
+		}
+		i++;
+	}
+	if (!a.has_splice_min && !a.has_unbound_min)
+		return ps_err(err, errlen,
+			      "missing 'splice-min N|off' or 'unbound-min N|off'");
+	*pa = a;
+	return 0;
+}
+
+/**
+ * policy_apply() - merge "policy set" arguments into an entry
+ * @pa: parsed arguments.
+ * @p:  the class's current entry (or the defaults when it has none);
+ *      the thresholds given in @pa replace its values, the others stay.
+ */
+void policy_apply(const struct policy_args *pa, struct smb_policy *p)
+{
+	if (pa->has_splice_min)
+		p->splice_min = pa->splice_min;
+	if (pa->has_unbound_min)
+		p->unbound_min = pa->unbound_min;
+}
+
+/**
+ * parse_max_inflight() - value of "max-inflight N"
+ * @s:      strict decimal 0..KSMBD_SCHED_MAX_INFLIGHT_LIMIT (0: the
+ *          kernel's default).
+ * @out:    set only on success.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int parse_max_inflight(const char *s, uint32_t *out, char *err,
+		       size_t errlen)
+{
+	unsigned long v;
+
+	if (!s)
+		return ps_err(err, errlen, "max-inflight: missing value");
+	if (parse_uint(s, KSMBD_SCHED_MAX_INFLIGHT_LIMIT, &v))
+		return ps_err(err, errlen,
+			      "max-inflight '%.40s': must be a decimal 0-%u (0: kernel default)",
+			      s, KSMBD_SCHED_MAX_INFLIGHT_LIMIT);
+	*out = v;
+	return 0;
+}
