@@ -244,6 +244,73 @@ static void test_bad_usage(void **state)
 	expect_json_error(A("-x", "status"));
 }
 
+/* Bad values of the new words: rejected before anything is looked at. */
+static void test_bad_policy(void **state)
+{
+	static const char *const bad_bytes[] = {
+		"", "-1", "01", "17M", "16777217", "1G", "64KB", "OFF", "x",
+		"1.5M", " 1",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad_bytes); i++) {
+		char *b = (char *)bad_bytes[i];
+
+		expect_error(A("policy", "set", "1", "splice-min", b));
+		expect_error(A("policy", "set", "1", "unbound-min", b));
+		expect_json_error(A("policy", "set", "1", "s", b));
+		expect_error(A("-n", "/nonexistent/netns", "policy", "set",
+			       "1", "splice-min", "64K", "unbound-min", b));
+	}
+	expect_error(A("policy"));
+	expect_error(A("policy", "bogus"));
+	expect_error(A("policy", "set"));
+	expect_error(A("policy", "set", "1"));
+	expect_error(A("policy", "set", "65536", "splice-min", "1"));
+	expect_error(A("policy", "set", "-1", "splice-min", "1"));
+	expect_error(A("policy", "set", "1", "splice-min"));
+	expect_error(A("policy", "set", "1", "splice-min", "1", "s", "2"));
+	expect_error(A("policy", "set", "1", "bogus", "1"));
+	expect_error(A("policy", "del"));
+	expect_error(A("policy", "del", "65536"));
+	expect_error(A("policy", "del", "1", "2"));
+	expect_error(A("policy", "show", "extra"));
+	expect_json_error(A("policy", "set", "1"));
+	expect_json_error(A("policy", "del", "x"));
+}
+
+static void test_bad_load_trace(void **state)
+{
+	static const char *const bad_n[] = {
+		"", "-1", "+1", "01", "4097", "1x", "0x10", "99999999999",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad_n); i++) {
+		char *n = (char *)bad_n[i];
+
+		expect_error(A("load", "max-inflight", n));
+		expect_error(A("replace", "max-inflight", n));
+		expect_error(A("load", "/nonexistent/obj.bpf.o",
+			       "max-inflight", n));
+		expect_json_error(A("load", "max", n));
+		expect_error(A("-n", "/nonexistent/netns", "load",
+			       "max-inflight", n));
+	}
+	expect_error(A("load", "max-inflight"));
+	expect_error(A("load", "max-inflight", "1", "max-inflight", "2"));
+	expect_error(A("load", "max-inflight", "1", "a.o", "b.o"));
+	expect_error(A("trace", "extra"));
+	expect_error(A("-c", "0", "trace"));
+	expect_error(A("-c", "x", "trace"));
+	expect_error(A("-c", "4294967296", "trace"));
+	expect_error(A("trace", "-c"));
+	expect_error(A("-c", "5", "status"));
+	expect_json_error(A("-c", "0", "trace"));
+}
+
 static void test_help_version(void **state)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -254,6 +321,9 @@ static void test_help_version(void **state)
 	assert_int_equal(r->status, 0);
 	assert_non_null(strstr(r->out, "Usage: smb-classify"));
 	assert_non_null(strstr(r->out, "prefix add CIDR CLASS"));
+	assert_non_null(strstr(r->out, "policy set CLASS [splice-min N|off] [unbound-min N|off]"));
+	assert_non_null(strstr(r->out, "load [OBJ] [max-inflight N]"));
+	assert_non_null(strstr(r->out, "trace [-c COUNT]"));
 	assert_string_equal(r->err, "");
 	run(r, A("-V"));
 	assert_int_equal(r->status, 0);
@@ -262,6 +332,9 @@ static void test_help_version(void **state)
 	assert_int_equal(r->status, 0);
 	run(r, A("prefix", "help"));
 	assert_int_equal(r->status, 0);
+	run(r, A("policy", "help"));
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "policy set CLASS"));
 	free(r);
 }
 
@@ -284,6 +357,8 @@ int main(void)
 		cmocka_unit_test(test_bad_cidr),
 		cmocka_unit_test(test_bad_class),
 		cmocka_unit_test(test_bad_usage),
+		cmocka_unit_test(test_bad_policy),
+		cmocka_unit_test(test_bad_load_trace),
 		cmocka_unit_test(test_help_version),
 	};
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "kstat.h"
 
 #define SMB_CLASSIFY_VERSION	"0.1"
 
@@ -52,28 +53,6 @@ struct ns_ctx {
 	int lock_fd;
 };
 
-/**
- * struct ksched_state - this netns's line of /proc/net/ksmbd_sched
- * @attached:         a program is attached in this netns.
- * @name:             its ops name, "-" when none.
- * @link_id:          its BPF link id, 0 when none.
- * @serves:           ksmbd listens in this netns.
- * @conns_classified: connections classified.
- * @reqs_classified:  requests classified.
- * @class_clamped:    class words with reserved bits, clamped.
- * @verdict_clamped:  verdicts out of range, clamped.
- */
-struct ksched_state {
-	bool attached;
-	char name[32];
-	uint32_t link_id;
-	bool serves;
-	uint64_t conns_classified;
-	uint64_t reqs_classified;
-	uint64_t class_clamped;
-	uint64_t verdict_clamped;
-};
-
 extern const char *netns_arg;
 
 int ns_resolve(struct ns_ctx *ns, bool need_live);
@@ -88,10 +67,16 @@ int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 	       int *link_fd, uint32_t *link_id, bool *stale);
 int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd);
 int prefixes_count(int map_fd, unsigned int *count);
+int policy_open(struct ns_ctx *ns, bool create, int *map_fd);
+int map_count(int map_fd, unsigned int key_size, unsigned int *count);
 
 int do_load(int argc, char **argv, bool replace);
 int do_unload(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_prefix(int argc, char **argv);
+int do_policy(int argc, char **argv);
+int do_trace(int argc, char **argv);
+
+extern long trace_count;
 
 #endif /* SMB_CLASSIFY_MAIN_H */

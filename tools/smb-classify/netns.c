@@ -440,14 +440,14 @@ int ns_remove_pins(struct ns_ctx *ns)
 
 /**
  * ksched_read() - read /proc/net/ksmbd_sched of the current netns
- * @st: output; unknown keys are ignored.
+ * @st: output; unknown keys are ignored.  Its class lines are allocated:
+ *      ksched_free() them (a failed read leaves nothing to free).
  *
  * Return: 0, or -ENOENT when the kernel lacks ksmbd BPF scheduling (both
  * reported), or another negative errno, reported.
  */
 int ksched_read(struct ksched_state *st)
 {
-	char line[256], key[64], val[128];
 	FILE *f;
 	int err;
 
@@ -463,31 +463,13 @@ int ksched_read(struct ksched_state *st)
 			      strerror(errno));
 		return err;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v;
-
-		if (sscanf(line, "%63[^:]: %127s", key, val) != 2)
-			continue;
-		v = strtoull(val, NULL, 10);
-		if (!strcmp(key, "attached"))
-			st->attached = v;
-		else if (!strcmp(key, "name"))
-			snprintf(st->name, sizeof(st->name), "%.31s", val);
-		else if (!strcmp(key, "link_id"))
-			st->link_id = v;
-		else if (!strcmp(key, "serves"))
-			st->serves = v;
-		else if (!strcmp(key, "conns_classified"))
-			st->conns_classified = v;
-		else if (!strcmp(key, "reqs_classified"))
-			st->reqs_classified = v;
-		else if (!strcmp(key, "class_clamped"))
-			st->class_clamped = v;
-		else if (!strcmp(key, "verdict_clamped"))
-			st->verdict_clamped = v;
-	}
+	err = ksched_parse(f, st);
 	fclose(f);
-	return 0;
+	if (err)
+		p_err("cannot parse %s: %s", KSCHED_PROC,
+		      err == -EINVAL ? "malformed class line" :
+		      strerror(-err));
+	return err;
 }
 
 /**
@@ -539,17 +521,15 @@ int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 	return 0;
 }
 
-/**
- * prefixes_open() - open the pinned prefixes map of the netns
- * @ns:     from ns_resolve(), locked.
- * @create: create and pin an empty one when none is pinned.
- * @map_fd: output, -1 when there is none and !@create.
- *
- * Checks that the pinned map is an LPM trie with our key and value sizes.
- *
- * Return: 0 or a negative errno, reported.
+/*
+ * Open the pinned map @name of the netns, checking its type and sizes, or
+ * (with @create) create and pin an empty one.  *@map_fd is -1 when there
+ * is none and !@create.  Return: 0 or a negative errno, reported.
  */
-int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd)
+static int pinned_map_open(struct ns_ctx *ns, const char *name,
+			   enum bpf_map_type type, __u32 key_size,
+			   __u32 value_size, __u32 max_entries, bool create,
+			   int *map_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_NO_PREALLOC);
@@ -559,23 +539,21 @@ int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd)
 	int fd, err;
 
 	*map_fd = -1;
-	ns_pin_path(ns, SMB_PREFIXES_MAP_NAME, path);
+	ns_pin_path(ns, name, path);
 	fd = bpf_obj_get(path);
 	if (fd == -ENOENT) {
 		if (!create)
 			return 0;
-		fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE,
-				    SMB_PREFIXES_MAP_NAME,
-				    sizeof(struct smb_prefix_key),
-				    sizeof(__u32), SMB_PREFIXES_MAX, &opts);
+		fd = bpf_map_create(type, name, key_size, value_size,
+				    max_entries, &opts);
 		if (fd < 0) {
-			p_err("cannot create the prefixes map: %s",
+			p_err("cannot create the %s map: %s", name,
 			      strerror(-fd));
 			return fd;
 		}
 		err = bpf_obj_pin(fd, path);
 		if (err) {
-			p_err("cannot pin the prefixes map at %s: %s", path,
+			p_err("cannot pin the %s map at %s: %s", name, path,
 			      strerror(-err));
 			close(fd);
 			return err;
@@ -594,14 +572,48 @@ int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd)
 		close(fd);
 		return err;
 	}
-	if (info.type != BPF_MAP_TYPE_LPM_TRIE ||
-	    info.key_size != sizeof(struct smb_prefix_key) ||
-	    info.value_size != sizeof(__u32)) {
-		p_err("pinned map %s is not a prefixes map (type %u, key %u, value %u bytes)",
-		      path, info.type, info.key_size, info.value_size);
+	if (info.type != type || info.key_size != key_size ||
+	    info.value_size != value_size) {
+		p_err("pinned map %s is not a %s map (type %u, key %u, value %u bytes)",
+		      path, name, info.type, info.key_size, info.value_size);
 		close(fd);
 		return -EINVAL;
 	}
 	*map_fd = fd;
 	return 0;
+}
+
+/**
+ * prefixes_open() - open the pinned prefixes map of the netns
+ * @ns:     from ns_resolve(), locked.
+ * @create: create and pin an empty one when none is pinned.
+ * @map_fd: output, -1 when there is none and !@create.
+ *
+ * Checks that the pinned map is an LPM trie with our key and value sizes.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd)
+{
+	return pinned_map_open(ns, SMB_PREFIXES_MAP_NAME,
+			       BPF_MAP_TYPE_LPM_TRIE,
+			       sizeof(struct smb_prefix_key), sizeof(__u32),
+			       SMB_PREFIXES_MAX, create, map_fd);
+}
+
+/**
+ * policy_open() - open the pinned policy map of the netns
+ * @ns:     from ns_resolve(), locked.
+ * @create: create and pin an empty one when none is pinned.
+ * @map_fd: output, -1 when there is none and !@create.
+ *
+ * Checks that the pinned map is a hash of __u32 to struct smb_policy.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int policy_open(struct ns_ctx *ns, bool create, int *map_fd)
+{
+	return pinned_map_open(ns, SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
+			       sizeof(__u32), sizeof(struct smb_policy),
+			       SMB_POLICY_MAX, create, map_fd);
 }

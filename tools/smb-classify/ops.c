@@ -13,6 +13,8 @@
 #include <bpf/libbpf.h>
 
 #include "main.h"
+#include "policyspec.h"
+#include "tracefmt.h"
 #include "smb_classify.h"
 #include "smb_classify.skel.h"
 
@@ -91,64 +93,158 @@ static struct bpf_map *object_ops_map(struct bpf_object *obj,
 	return found;
 }
 
-/*
- * Make the object's prefixes map (if it has one) the pinned one when there
- * is one, so prefixes survive load, unload-less replace and a killed load.
- * Return: whether the map was reused through *@map_fd (then owned by the
- * caller), or a negative errno, reported.
+/**
+ * struct shared_map - a map of the object kept across load and replace
+ * @name:  map name in the object, and of its pin in the netns's dir.
+ * @type:  map type it must have.
+ * @key:   key size.
+ * @value: value size.
+ * @what:  what it must be, for the error message.
+ * @open:  opens the pinned one (prefixes_open(), policy_open()).
+ *
+ * Each is filled by its own command (prefix add, policy set) before or
+ * after load and outlives a replace: a new object's map of that name is
+ * replaced by the pinned one, or, if none is pinned yet, pinned.
  */
-static int object_reuse_prefixes(struct ns_ctx *ns, struct bpf_object *obj,
-				 const char *path, int *map_fd)
+struct shared_map {
+	const char *name;
+	enum bpf_map_type type;
+	__u32 key;
+	__u32 value;
+	const char *what;
+	int (*open)(struct ns_ctx *ns, bool create, int *map_fd);
+};
+
+static const struct shared_map shared_maps[] = {
+	{ SMB_PREFIXES_MAP_NAME, BPF_MAP_TYPE_LPM_TRIE,
+	  sizeof(struct smb_prefix_key), sizeof(__u32),
+	  "an LPM trie of struct smb_prefix_key to __u32", prefixes_open },
+	{ SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
+	  sizeof(__u32), sizeof(struct smb_policy),
+	  "a hash of __u32 class id to struct smb_policy", policy_open },
+};
+
+#define NSHARED	ARRAY_SIZE(shared_maps)
+
+/*
+ * Make the object's shared maps (those it has) the pinned ones where
+ * they are pinned, so prefixes and policies survive load, unload-less
+ * replace and a killed load.  map_fd[i] is the reused pinned map's fd
+ * (owned by the caller), else -1.  Return: 0 or a negative errno,
+ * reported.
+ */
+static int object_reuse_maps(struct ns_ctx *ns, struct bpf_object *obj,
+			     const char *path, int map_fd[NSHARED])
 {
+	const struct shared_map *sm;
 	struct bpf_map *map;
+	unsigned int i;
 	int err;
 
-	*map_fd = -1;
-	map = bpf_object__find_map_by_name(obj, SMB_PREFIXES_MAP_NAME);
-	if (!map)
-		return 0;
-	if (bpf_map__type(map) != BPF_MAP_TYPE_LPM_TRIE ||
-	    bpf_map__key_size(map) != sizeof(struct smb_prefix_key) ||
-	    bpf_map__value_size(map) != sizeof(__u32)) {
-		p_err("%s: map %s is not an LPM trie of struct smb_prefix_key to __u32",
-		      path, SMB_PREFIXES_MAP_NAME);
-		return -EINVAL;
+	for (i = 0; i < NSHARED; i++)
+		map_fd[i] = -1;
+	for (i = 0; i < NSHARED; i++) {
+		sm = &shared_maps[i];
+		map = bpf_object__find_map_by_name(obj, sm->name);
+		if (!map)
+			continue;
+		if (bpf_map__type(map) != sm->type ||
+		    bpf_map__key_size(map) != sm->key ||
+		    bpf_map__value_size(map) != sm->value) {
+			p_err("%s: map %s is not %s", path, sm->name,
+			      sm->what);
+			return -EINVAL;
+		}
+		err = sm->open(ns, false, &map_fd[i]);
+		if (err)
+			return err;
+		if (map_fd[i] < 0)
+			continue;
+		err = bpf_map__reuse_fd(map, map_fd[i]);
+		if (err) {
+			p_err("cannot reuse the pinned %s map: %s", sm->name,
+			      strerror(-err));
+			return err;
+		}
 	}
-	err = prefixes_open(ns, false, map_fd);
-	if (err || *map_fd < 0)
-		return err;
-	err = bpf_map__reuse_fd(map, *map_fd);
-	if (err) {
-		p_err("cannot reuse the pinned prefixes map: %s",
-		      strerror(-err));
-		close(*map_fd);
-		*map_fd = -1;
-		return err;
-	}
-	return 1;
+	return 0;
 }
 
-/* Pin the object's prefixes map unless it is the pinned one already. */
-static int object_pin_prefixes(struct ns_ctx *ns, struct bpf_object *obj,
-			       bool reused, bool *pinned)
+/* Pin the object's shared maps that are not the pinned ones already. */
+static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
+			   const int map_fd[NSHARED], bool pinned[NSHARED])
 {
 	struct bpf_map *map;
 	char path[PATH_MAX];
+	unsigned int i;
 	int err;
 
-	*pinned = false;
-	map = bpf_object__find_map_by_name(obj, SMB_PREFIXES_MAP_NAME);
-	if (!map || reused)
-		return 0;
-	ns_pin_path(ns, SMB_PREFIXES_MAP_NAME, path);
-	err = bpf_obj_pin(bpf_map__fd(map), path);
-	if (err) {
-		p_err("cannot pin the prefixes map at %s: %s", path,
-		      strerror(-err));
-		return err;
+	for (i = 0; i < NSHARED; i++) {
+		pinned[i] = false;
+		map = bpf_object__find_map_by_name(obj, shared_maps[i].name);
+		if (!map || map_fd[i] >= 0)
+			continue;
+		ns_pin_path(ns, shared_maps[i].name, path);
+		err = bpf_obj_pin(bpf_map__fd(map), path);
+		if (err) {
+			p_err("cannot pin the %s map at %s: %s",
+			      shared_maps[i].name, path, strerror(-err));
+			return err;
+		}
+		pinned[i] = true;
 	}
-	*pinned = true;
 	return 0;
+}
+
+/*
+ * Set the u32 data member @member of the object's struct_ops value before
+ * load.  The member is found by name in the object's BTF type of the map
+ * (the program's own definition of struct ksmbd_sched_ops), so a user
+ * object with another layout works, and one without the member is an
+ * error.  Return: 0 or -EINVAL, reported.
+ */
+static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
+		       const char *label, const char *member, __u32 val)
+{
+	struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t, *mt;
+	const struct btf_member *m;
+	size_t size = 0;
+	void *data;
+	int i;
+
+	t = btf ? btf__type_by_id(btf, bpf_map__btf_value_type_id(ops)) :
+		  NULL;
+	data = bpf_map__initial_value(ops, &size);
+	if (!t || !btf_is_struct(t) || !data) {
+		p_err("%s: no BTF for struct_ops map %s, cannot set %s",
+		      label, bpf_map__name(ops), member);
+		return -EINVAL;
+	}
+	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
+		__u32 off = btf_member_bit_offset(t, i);
+
+		if (strcmp(btf__name_by_offset(btf, m->name_off), member))
+			continue;
+		mt = btf__type_by_id(btf, m->type);
+		while (mt && (btf_is_mod(mt) || btf_is_typedef(mt)))
+			mt = btf__type_by_id(btf, mt->type);
+		if (!mt || !(btf_is_int(mt) || btf_is_enum(mt)) ||
+		    mt->size != sizeof(__u32) ||
+		    btf_member_bitfield_size(t, i) || off % 8 ||
+		    off / 8 + sizeof(__u32) > size) {
+			p_err("%s: member %s of struct %s is not a 32-bit integer",
+			      label, member,
+			      btf__name_by_offset(btf, t->name_off));
+			return -EINVAL;
+		}
+		memcpy((char *)data + off / 8, &val, sizeof(val));
+		return 0;
+	}
+	p_err("%s: struct %s of struct_ops map %s has no member %s",
+	      label, btf__name_by_offset(btf, t->name_off),
+	      bpf_map__name(ops), member);
+	return -EINVAL;
 }
 
 static void print_result(const char *what, const struct ns_ctx *ns,
@@ -166,6 +262,10 @@ static void print_result(const char *what, const struct ns_ctx *ns,
 		json_uint(jw, st->link_id);
 		json_key(jw, "serves");
 		json_bool(jw, st->serves);
+		if (st->has_disp) {
+			json_key(jw, "max_inflight");
+			json_uint(jw, st->max_inflight);
+		}
 		if (note) {
 			json_key(jw, "note");
 			json_string(jw, note);
@@ -176,8 +276,11 @@ static void print_result(const char *what, const struct ns_ctx *ns,
 	}
 	if (note)
 		printf("note: %s\n", note);
-	printf("%s %s in netns %lu (%s), link id %u\n", what, st->name,
+	printf("%s %s in netns %lu (%s), link id %u", what, st->name,
 	       ns->ino, ns->label, st->link_id);
+	if (st->has_disp)
+		printf(", max_inflight %u", st->max_inflight);
+	putchar('\n');
 	if (!st->serves)
 		printf("note: ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)\n");
 }
@@ -203,9 +306,11 @@ static int pin_new_link(struct ns_ctx *ns, struct bpf_link *link)
 }
 
 /**
- * do_load() - "load [OBJ]" and "replace [OBJ]"
+ * do_load() - "load [OBJ] [max-inflight N]" and "replace ..."
  * @argc:    words after the command.
- * @argv:    [OBJ].
+ * @argv:    [OBJ] [max-inflight N], in either order; a word that
+ *           abbreviates "max-inflight" is the keyword (write ./m for a
+ *           file named m).
  * @replace: replace the attached program instead of attaching one.
  *
  * Return: 0 or a negative errno, reported.
@@ -213,22 +318,41 @@ static int pin_new_link(struct ns_ctx *ns, struct bpf_link *link)
 int do_load(int argc, char **argv, bool replace)
 {
 	const char *cmd = replace ? "replace" : "load";
-	const char *path = argc ? argv[0] : NULL;
-	const char *label = path ? path : "(built-in)";
-	bool stale, reused, map_pinned = false;
+	const char *path = NULL, *label;
+	bool stale, have_max = false, map_pinned[NSHARED] = { false };
 	struct bpf_link *link = NULL;
 	struct bpf_object *obj = NULL;
-	char note[160] = "", pin[PATH_MAX];
-	int link_fd = -1, map_fd = -1, err;
-	struct ksched_state st;
+	char note[160] = "", pin[PATH_MAX], msg[POLICYSPEC_ERRLEN];
+	int link_fd = -1, map_fd[NSHARED], err, i;
+	struct ksched_state st = { 0 };
+	uint32_t link_id, max_inflight = 0;
 	struct bpf_map *ops;
-	uint32_t link_id;
 	struct ns_ctx ns;
 
-	if (argc > 1) {
-		p_err("%s: unexpected argument '%s'", cmd, argv[1]);
-		return -EINVAL;
+	for (i = 0; i < (int)NSHARED; i++)
+		map_fd[i] = -1;
+	for (i = 0; i < argc; i++) {
+		if (is_prefix(argv[i], "max-inflight")) {
+			if (have_max) {
+				p_err("%s: max-inflight given twice", cmd);
+				return -EINVAL;
+			}
+			if (parse_max_inflight(i + 1 < argc ? argv[i + 1] :
+					       NULL, &max_inflight, msg,
+					       sizeof(msg))) {
+				p_err("%s", msg);
+				return -EINVAL;
+			}
+			have_max = true;
+			i++;
+		} else if (!path && argv[i][0]) {
+			path = argv[i];
+		} else {
+			p_err("%s: unexpected argument '%s'", cmd, argv[i]);
+			return -EINVAL;
+		}
 	}
+	label = path ? path : "(built-in)";
 	if (path && access(path, R_OK)) {
 		err = -errno;
 		p_err("cannot read %s: %s", path, strerror(errno));
@@ -243,7 +367,7 @@ int do_load(int argc, char **argv, bool replace)
 		return err;
 	err = ns_lock(&ns, true);
 	if (err)
-		return err;
+		goto out;
 	err = link_check(&ns, &st, &link_fd, &link_id, &stale);
 	if (err)
 		goto out;
@@ -280,10 +404,15 @@ int do_load(int argc, char **argv, bool replace)
 		err = -EINVAL;
 		goto out;
 	}
-	err = object_reuse_prefixes(&ns, obj, label, &map_fd);
-	if (err < 0)
+	if (have_max) {
+		err = ops_set_u32(obj, ops, label, "max_inflight",
+				  max_inflight);
+		if (err)
+			goto out;
+	}
+	err = object_reuse_maps(&ns, obj, label, map_fd);
+	if (err)
 		goto out;
-	reused = err > 0;
 	err = bpf_object__load(obj);
 	if (err) {
 		p_err("cannot load %s: %s%s", label, strerror(-err),
@@ -321,7 +450,7 @@ int do_load(int argc, char **argv, bool replace)
 			      link_id, link_strerror(err));
 			goto out;
 		}
-		err = object_pin_prefixes(&ns, obj, reused, &map_pinned);
+		err = object_pin_maps(&ns, obj, map_fd, map_pinned);
 		if (err)
 			goto out;
 	} else {
@@ -332,7 +461,7 @@ int do_load(int argc, char **argv, bool replace)
 			ns_pin_path(&ns, "link", pin);
 			unlink(pin);
 		}
-		err = object_pin_prefixes(&ns, obj, reused, &map_pinned);
+		err = object_pin_maps(&ns, obj, map_fd, map_pinned);
 		if (!err)
 			err = pin_new_link(&ns, link);
 		if (err)
@@ -342,21 +471,25 @@ int do_load(int argc, char **argv, bool replace)
 	if (err)
 		goto out;
 
+	ksched_free(&st);
 	err = ksched_read(&st);
 	if (err)
 		goto out;
 	print_result(replace ? "replaced" : "loaded", &ns, &st,
 		     note[0] ? note : NULL);
 out:
-	if (err && map_pinned) {
-		ns_pin_path(&ns, SMB_PREFIXES_MAP_NAME, pin);
-		unlink(pin);
+	for (i = 0; i < (int)NSHARED; i++) {
+		if (err && map_pinned[i]) {
+			ns_pin_path(&ns, shared_maps[i].name, pin);
+			unlink(pin);
+		}
+		if (map_fd[i] >= 0)
+			close(map_fd[i]);
 	}
+	ksched_free(&st);
 	/* Unpinned (error), this closes the only reference: detached. */
 	bpf_link__destroy(link);
 	bpf_object__close(obj);
-	if (map_fd >= 0)
-		close(map_fd);
 	if (link_fd >= 0)
 		close(link_fd);
 	ns_unlock(&ns);
@@ -589,6 +722,148 @@ int prefixes_count(int map_fd, unsigned int *count)
 	return err == -ENOENT ? 0 : err;
 }
 
+/**
+ * map_count() - number of keys in a map
+ * @map_fd:   the map.
+ * @key_size: its key size, at most 64.
+ * @count:    output.
+ *
+ * Return: 0 or a negative errno (not reported).
+ */
+int map_count(int map_fd, unsigned int key_size, unsigned int *count)
+{
+	unsigned char key[64], next[64];
+	void *prev = NULL;
+	int err;
+
+	*count = 0;
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	while (!(err = bpf_map_get_next_key(map_fd, prev, next))) {
+		memcpy(key, next, key_size);
+		prev = key;
+		(*count)++;
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
+/* p99 of a class's waits as text: "<= 2.0 us", ">= 16.8 s", "-". */
+static void p99_text(const struct ksched_class *c, char *buf, size_t len)
+{
+	char dur[32];
+	uint64_t bound;
+	bool open;
+
+	if (ksched_hist_percentile(c->hist, c->nhist, 99, &bound, &open) < 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	trace_format_ns(bound, dur, sizeof(dur));
+	snprintf(buf, len, "%s %s", open ? ">=" : "<=", dur);
+}
+
+static void status_disp_json(const struct ksched_state *st)
+{
+	const struct ksched_class *c;
+	unsigned int i, j;
+	uint64_t bound;
+	bool open;
+
+	json_key(jw, "dispatcher");
+	if (!st->has_disp) {
+		json_null(jw);
+	} else {
+		json_start_object(jw);
+		json_key(jw, "max_inflight");
+		json_uint(jw, st->max_inflight);
+		json_key(jw, "inflight");
+		json_uint(jw, st->inflight);
+		json_key(jw, "queued");
+		json_uint(jw, st->queued);
+		json_key(jw, "clients");
+		json_uint(jw, st->clients);
+		json_key(jw, "alloc_fail");
+		json_uint(jw, st->alloc_fail);
+		json_end_object(jw);
+	}
+	json_key(jw, "classes");
+	json_start_array(jw);
+	for (i = 0; i < st->nclasses; i++) {
+		c = &st->classes[i];
+		json_start_object(jw);
+		json_key(jw, "class");
+		json_uint(jw, c->id);
+		json_key(jw, "dispatched");
+		json_uint(jw, c->dispatched);
+		json_key(jw, "bypassed");
+		json_uint(jw, c->bypassed);
+		json_key(jw, "bytes");
+		json_uint(jw, c->bytes);
+		json_key(jw, "wait_ns");
+		json_uint(jw, c->wait_ns);
+		json_key(jw, "mean_wait_ns");
+		if (c->dispatched)
+			json_uint(jw, ksched_class_mean_ns(c));
+		else
+			json_null(jw);
+		if (ksched_hist_percentile(c->hist, c->nhist, 99, &bound,
+					   &open) < 0) {
+			json_key(jw, "p99_wait_ns");
+			json_null(jw);
+			json_key(jw, "p99_wait_bound");
+			json_null(jw);
+		} else {
+			json_key(jw, "p99_wait_ns");
+			json_uint(jw, bound);
+			json_key(jw, "p99_wait_bound");
+			json_string(jw, open ? "ge" : "le");
+		}
+		json_key(jw, "hist");
+		json_start_array(jw);
+		for (j = 0; j < c->nhist; j++)
+			json_uint(jw, c->hist[j]);
+		json_end_array(jw);
+		json_end_object(jw);
+	}
+	json_end_array(jw);
+}
+
+static void status_disp_text(const struct ksched_state *st)
+{
+	const struct ksched_class *c;
+	char mean[32], p99[40];
+	unsigned int i;
+
+	if (!st->has_disp)
+		return;
+	printf("max_inflight:      %u\n", st->max_inflight);
+	printf("inflight:          %u\n", st->inflight);
+	printf("queued:            %u\n", st->queued);
+	printf("clients:           %u\n", st->clients);
+	printf("alloc_fail:        %llu\n",
+	       (unsigned long long)st->alloc_fail);
+	if (!st->nclasses) {
+		printf("classes:           none dispatched yet\n");
+		return;
+	}
+	printf("classes:\n");
+	printf("  %5s  %10s  %10s  %14s  %10s  %12s\n", "CLASS", "DISPATCHED",
+	       "BYPASSED", "BYTES", "MEAN-WAIT", "P99-WAIT");
+	for (i = 0; i < st->nclasses; i++) {
+		c = &st->classes[i];
+		if (c->dispatched)
+			trace_format_ns(ksched_class_mean_ns(c), mean,
+					sizeof(mean));
+		else
+			snprintf(mean, sizeof(mean), "-");
+		p99_text(c, p99, sizeof(p99));
+		printf("  %5u  %10llu  %10llu  %14llu  %10s  %12s\n", c->id,
+		       (unsigned long long)c->dispatched,
+		       (unsigned long long)c->bypassed,
+		       (unsigned long long)c->bytes, mean, p99);
+	}
+}
+
 static void status_dead(struct ns_ctx *ns, bool removed)
 {
 	if (json_output) {
@@ -629,10 +904,10 @@ int do_status(int argc, char **argv)
 	struct prog_ref progs[MAX_PROGS];
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
-	unsigned int nprefixes = 0;
-	int link_fd = -1, map_fd = -1, nprogs = 0, i, err;
+	unsigned int nprefixes = 0, npolicies = 0;
+	int link_fd = -1, map_fd = -1, pol_fd = -1, nprogs = 0, i, err;
 	bool stale = false, locked, have_map = false;
-	struct ksched_state st;
+	struct ksched_state st = { 0 };
 	uint32_t link_id = 0;
 	struct ns_ctx ns;
 
@@ -664,7 +939,7 @@ int do_status(int argc, char **argv)
 		return err;
 	err = ns_lock(&ns, false);
 	if (err && err != -ENOENT)
-		return err;
+		goto out;
 	locked = !err;
 	err = 0;
 	if (locked) {
@@ -678,6 +953,14 @@ int do_status(int argc, char **argv)
 			err = prefixes_count(map_fd, &nprefixes);
 			if (err)
 				p_err("cannot count prefixes: %s",
+				      strerror(-err));
+		}
+		if (!err)
+			err = policy_open(&ns, false, &pol_fd);
+		if (!err && pol_fd >= 0) {
+			err = map_count(pol_fd, sizeof(__u32), &npolicies);
+			if (err)
+				p_err("cannot count policies: %s",
 				      strerror(-err));
 		}
 	}
@@ -726,6 +1009,11 @@ int do_status(int argc, char **argv)
 			json_uint(jw, nprefixes);
 		else
 			json_null(jw);
+		json_key(jw, "policies");
+		if (pol_fd >= 0)
+			json_uint(jw, npolicies);
+		else
+			json_null(jw);
 		json_key(jw, "conns_classified");
 		json_uint(jw, st.conns_classified);
 		json_key(jw, "reqs_classified");
@@ -736,6 +1024,7 @@ int do_status(int argc, char **argv)
 		json_uint(jw, st.verdict_clamped);
 		json_key(jw, "removed_stale_pins");
 		json_bool(jw, stale);
+		status_disp_json(&st);
 		json_end_object(jw);
 		json_finish(jw);
 		goto out;
@@ -769,6 +1058,11 @@ int do_status(int argc, char **argv)
 		printf("prefixes:          %u\n", nprefixes);
 	else
 		printf("prefixes:          none pinned\n");
+	if (pol_fd >= 0)
+		printf("policies:          %u (other classes: defaults, see policy show)\n",
+		       npolicies);
+	else
+		printf("policies:          none pinned (all classes: defaults, see policy show)\n");
 	printf("conns_classified:  %llu\n",
 	       (unsigned long long)st.conns_classified);
 	printf("reqs_classified:   %llu\n",
@@ -777,7 +1071,11 @@ int do_status(int argc, char **argv)
 	       (unsigned long long)st.class_clamped);
 	printf("verdict_clamped:   %llu\n",
 	       (unsigned long long)st.verdict_clamped);
+	status_disp_text(&st);
 out:
+	ksched_free(&st);
+	if (pol_fd >= 0)
+		close(pol_fd);
 	if (map_fd >= 0)
 		close(map_fd);
 	if (link_fd >= 0)
