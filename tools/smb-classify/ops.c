@@ -359,12 +359,30 @@ int do_load(int argc, char **argv, bool replace)
 		return err;
 	}
 
+	/*
+	 * Open the object and set its data before touching the netns or
+	 * bpffs: a bad object or a missing member leaves nothing behind.
+	 */
+	obj = object_open(path);
+	if (!obj)
+		return -EINVAL;
+	ops = object_ops_map(obj, label);
+	err = ops ? 0 : -EINVAL;
+	if (!err && have_max)
+		err = ops_set_u32(obj, ops, label, "max_inflight",
+				  max_inflight);
+	if (err) {
+		bpf_object__close(obj);
+		return err;
+	}
+
+	ns.lock_fd = -1;
 	err = ns_resolve(&ns, true);
 	if (err)
-		return err;
+		goto out;
 	err = ksched_read(&st);
 	if (err)
-		return err;
+		goto out;
 	err = ns_lock(&ns, true);
 	if (err)
 		goto out;
@@ -394,22 +412,6 @@ int do_load(int argc, char **argv, bool replace)
 		goto out;
 	}
 
-	obj = object_open(path);
-	if (!obj) {
-		err = -EINVAL;
-		goto out;
-	}
-	ops = object_ops_map(obj, label);
-	if (!ops) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (have_max) {
-		err = ops_set_u32(obj, ops, label, "max_inflight",
-				  max_inflight);
-		if (err)
-			goto out;
-	}
 	err = object_reuse_maps(&ns, obj, label, map_fd);
 	if (err)
 		goto out;
