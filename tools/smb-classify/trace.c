@@ -136,7 +136,7 @@ static void remove_stale_instances(const struct trace_ctx *t)
 /* Whether the event directory's format has a field named @field. */
 static bool event_has_field(const char *evdir, const char *field)
 {
-	char path[PATH_MAX], line[512], want[64];
+	char path[PATH_MAX + 300], line[512], want[64];
 	bool found = false;
 	FILE *f;
 
@@ -158,7 +158,7 @@ static bool event_has_field(const char *evdir, const char *field)
 static int set_filters(const struct trace_ctx *t, unsigned long ino,
 		       char *unfiltered, size_t len)
 {
-	char dir[PATH_MAX], evdir[PATH_MAX + 256], path[PATH_MAX + 300],
+	char dir[PATH_MAX + 16], evdir[PATH_MAX + 272], path[PATH_MAX + 300],
 	     filter[64];
 	struct dirent *de;
 	size_t off = 0;
