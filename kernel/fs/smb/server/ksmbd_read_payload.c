@@ -21,6 +21,7 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <net/net_namespace.h>
 
 #include "glob.h"
 #include "connection.h"
@@ -206,7 +207,10 @@ int ksmbd_read_splice_pin(struct ksmbd_work *work, void *rsp, int len)
 void ksmbd_read_payload_trace(struct ksmbd_work *work,
 			      enum ksmbd_read_path path, size_t len)
 {
-	trace_ksmbd_read_payload(work->sched.verdict, path, len);
+	const struct net *net = work->conn->sched_net;
+
+	trace_ksmbd_read_payload(net ? net->ns.inum : 0, work->sched.verdict,
+				 path, len);
 }
 
 /**

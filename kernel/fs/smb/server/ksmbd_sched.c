@@ -626,7 +626,8 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 							  ops->classify_req(&r));
 			this_cpu_inc(sn->stats->reqs);
 		}
-		trace_ksmbd_sched_req(&r, work->sched.verdict);
+		trace_ksmbd_sched_req(conn->sched_net->ns.inum, &r,
+				      work->sched.verdict);
 		d = a->disp;
 		if (!refcount_inc_not_zero(&d->ref))
 			d = NULL;

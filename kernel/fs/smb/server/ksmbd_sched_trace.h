@@ -84,9 +84,10 @@ TRACE_EVENT(ksmbd_sched_conn,
  * ksmbd_sched_req - a request received a verdict from the program
  */
 TRACE_EVENT(ksmbd_sched_req,
-	TP_PROTO(const struct ksmbd_sched_req *r, u32 verdict),
-	TP_ARGS(r, verdict),
+	TP_PROTO(u32 netns_ino, const struct ksmbd_sched_req *r, u32 verdict),
+	TP_ARGS(netns_ino, r, verdict),
 	TP_STRUCT__entry(
+		__field(u32, netns_ino)
 		__array(u8, peer, 16)
 		__field(u32, class_word)
 		__field(u16, command)
@@ -97,6 +98,7 @@ TRACE_EVENT(ksmbd_sched_req,
 		__field(u32, verdict)
 	),
 	TP_fast_assign(
+		__entry->netns_ino = netns_ino;
 		memcpy(__entry->peer, r->peer_addr, 16);
 		__entry->class_word = r->class_word;
 		__entry->command = r->command;
@@ -106,8 +108,8 @@ TRACE_EVENT(ksmbd_sched_req,
 		__entry->offset = r->offset;
 		__entry->verdict = verdict;
 	),
-	TP_printk("peer=%pI6c class=0x%08x cmd=%s flags=%s len=%u off=%llu credits=%u verdict=0x%x queue=%u splice=%d",
-		  __entry->peer, __entry->class_word,
+	TP_printk("netns=%u peer=%pI6c class=0x%08x cmd=%s flags=%s len=%u off=%llu credits=%u verdict=0x%x queue=%u splice=%d",
+		  __entry->netns_ino, __entry->peer, __entry->class_word,
 		  show_smb2_command(__entry->command),
 		  show_sched_req_flags(__entry->flags),
 		  __entry->length, __entry->offset, __entry->credit_charge,
@@ -162,25 +164,27 @@ TRACE_EVENT(ksmbd_sched_dispatch,
  * ksmbd_read_payload - how the data of a READ reply goes out
  *
  * The oracle of the splice path: @path is splice, or the reason the reply
- * was copied (see enum ksmbd_read_path).  Fires for every READ reply that
- * carries data while a program is attached, or was attached when the
- * request arrived.
+ * was copied (see enum ksmbd_read_path; no_verdict when no program asked
+ * for SPLICE, e.g. none attached).  Fires for every successful READ reply
+ * on a share (not a named pipe, not an error reply).
  */
 TRACE_EVENT(ksmbd_read_payload,
-	TP_PROTO(u32 verdict, int path, size_t len),
-	TP_ARGS(verdict, path, len),
+	TP_PROTO(u32 netns_ino, u32 verdict, int path, size_t len),
+	TP_ARGS(netns_ino, verdict, path, len),
 	TP_STRUCT__entry(
+		__field(u32, netns_ino)
 		__field(u32, verdict)
 		__field(int, path)
 		__field(u32, len)
 	),
 	TP_fast_assign(
+		__entry->netns_ino = netns_ino;
 		__entry->verdict = verdict;
 		__entry->path = path;
 		__entry->len = len;
 	),
-	TP_printk("path=%s reason=%s len=%u verdict=0x%x",
-		  __entry->path ? "copy" : "splice",
+	TP_printk("netns=%u path=%s reason=%s len=%u verdict=0x%x",
+		  __entry->netns_ino, __entry->path ? "copy" : "splice",
 		  __print_symbolic(__entry->path,
 				   { 0, "-" },
 				   { 1, "no_verdict" },
