@@ -134,6 +134,9 @@ sched_expect_reqs() {
 	fi
 }
 
+# sched_jq FILTER JSON: JSON parses and FILTER is true (for vm_check).
+sched_jq() { jq -e "$1" <<<"$2" >/dev/null; }
+
 sched_sha() { sha256sum "$1" | cut -d' ' -f1; }
 
 # sched_route_src ADDR: connections to ADDR (127.x) leave from ADDR.

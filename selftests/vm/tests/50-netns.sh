@@ -51,7 +51,7 @@ out=$(smb-classify -n t1 status 2>&1) || vm_fail "status -n t1: exit status"
 vm_check "status -n t1 says ksmbd does not serve it" grep -q "ksmbd serves: *no" <<<"$out"
 out=$(smb-classify -j -n t1 status)
 vm_check "status -j -n t1: serves false, attached, link $t1_link" \
-	jq -e ".serves == false and .attached == true and .pinned == true and .link_id == $t1_link and .netns_ino == $t1_ino" <<<"$out" >/dev/null
+	sched_jq ".serves == false and .attached == true and .pinned == true and .link_id == $t1_link and .netns_ino == $t1_ino" "$out"
 if out=$(smb-classify -n t1 load 2>&1); then
 	vm_fail "second load in t1 succeeded: $out"
 else
@@ -102,7 +102,7 @@ t3_link=$(sched_proc link_id t3)
 ip netns del t3
 if out=$(smb-classify -j -n t3 status 2>&1); then
 	vm_check "status -j -n t3 after delete: netns gone, not attached ($out)" \
-		jq -e '.netns_exists == false and .attached == false' <<<"$out" >/dev/null
+		sched_jq '.netns_exists == false and .attached == false' "$out"
 else
 	vm_fail "status -n t3 after delete: $out"
 fi
