@@ -849,8 +849,11 @@ static void ksmbd_sched_detach_locked(struct ksmbd_sched_attach *a)
 {
 	RCU_INIT_POINTER(ksmbd_sched_pernet(a->net)->attach, NULL);
 	a->net = NULL;
+	/*
+	 * a->disp stays: a queueing thread that found @a under RCU may still
+	 * try refcount_inc_not_zero() on it; it is freed after a grace period.
+	 */
 	ksmbd_sched_disp_kill(a->disp);
-	a->disp = NULL;
 	static_branch_dec(&ksmbd_sched_enabled);
 }
 
