@@ -2,14 +2,19 @@
 #
 # ksmbd-bpf-sched: BPF-controlled scheduling for ksmbd.
 #
-#   make deps      install build and test dependencies (apt, as root)
-#   make kernel    extract linux-source-6.12, apply kernel/, build (cached)
-#   make tools     libbpf, bpftool, the BPF classifier and smb-classify
-#   make check     host unit tests (cmocka), seconds
-#   make test      check + the VM suite (real ksmbd, real SMB clients)
-#   make demo      boot the VM and show classification of real clients
-#   make bench     A/B benchmarks in one VM boot (ratios)
-#   make help      this text
+#   make deps          install build and test dependencies (apt, as root)
+#   make kernel        extract linux-source-6.12, apply kernel/, build (cached)
+#   make tools         libbpf, bpftool, the BPF classifier and smb-classify
+#   make check         host unit tests (cmocka), seconds
+#   make test          check + the VM suite (real ksmbd, real SMB clients)
+#   make demo          boot the VM and show classification of real clients
+#   make bench         A/B benchmarks in one VM boot each (ratios)
+#   make checkpatch    checkpatch.pl --strict over kernel/
+#   make kernel-series the upstream-style patch series (BUILD_EACH=1 builds
+#                      every step)
+#   make install       install smb-classify (PREFIX=/usr/local)
+#   make clean         remove build outputs in the checkout
+#   make help          this text
 #
 # Build outputs of the kernel, libbpf and bpftool live in $(CACHE_DIR),
 # outside the checkout; ccache sits behind the compiler.
@@ -38,7 +43,7 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 all: kernel tools
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -70,6 +75,7 @@ check: tools
 	$(MAKE) -C selftests/unit run
 
 vmtest: kernel tools
+	$(MAKE) -C selftests/vm
 	selftests/vm/run-suite
 
 test: check vmtest
@@ -78,6 +84,7 @@ demo: kernel tools
 	selftests/vm/run selftests/vm/demo.sh
 
 bench: kernel tools
+	$(MAKE) -C selftests/vm
 	selftests/bench/run
 
 checkpatch: kernel-src
@@ -92,3 +99,4 @@ install: tools
 clean:
 	$(MAKE) -C tools/smb-classify clean
 	$(MAKE) -C selftests/unit clean
+	$(MAKE) -C selftests/vm clean
