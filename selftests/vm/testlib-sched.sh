@@ -65,7 +65,7 @@ sched_conn_events() {
 
 # sched_req_events: one line per ksmbd_sched_req event: PEER CLASSWORD CMD
 sched_req_events() {
-	sed -n 's/.*ksmbd_sched_req: peer=\([^ ]*\) class=\(0x[0-9a-f]*\) cmd=\([A-Z_]*\) .*/\1 \2 \3/p' \
+	sed -n 's/.*ksmbd_sched_req: .*peer=\([^ ]*\) class=\(0x[0-9a-f]*\) cmd=\([A-Z_]*\) .*/\1 \2 \3/p' \
 		"$SCHED_TRACE/trace"
 }
 
