@@ -3,12 +3,13 @@
  * Page-backed READ replies, sent with MSG_SPLICE_PAGES.
  *
  * When the BPF verdict of a READ has KSMBD_SCHED_VERDICT_SPLICE and every
- * gate below passes, the data is read into private order-0 pages described
- * by a bio_vec array, and the transport sends the reply header (copied,
- * MSG_MORE) followed by the pages (spliced: the socket takes page
- * references, no copy).  Slab memory never enters the splice iterator:
- * the header is sent by copy and the pages come from alloc_pages.  Any
- * gate that fails, and a failed page allocation, keep today's copy path.
+ * gate below passes, the data is read into private pages (order 0 unless
+ * read_payload_order says otherwise) described by a bio_vec array, and
+ * the transport sends the reply header (copied, MSG_MORE) followed by the
+ * pages (spliced: the socket takes page references, no copy).  Slab
+ * memory never enters the splice iterator: the header is sent by copy and
+ * the pages come from alloc_pages.  Any gate that fails, and a failed
+ * page allocation, keep today's copy path.
  *
  * Status, DataLength and bytes on the wire are those of the copy path in
  * every case: the same read checks (ksmbd_vfs_read_iter()), the same
@@ -18,6 +19,7 @@
 #include <linux/bvec.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -33,6 +35,19 @@
 #include "ksmbd_sched.h"
 #include "ksmbd_read_payload.h"
 #include "ksmbd_sched_trace.h"
+
+/*
+ * Order of the pages a payload is read into.  0 (order-0 pages, the shape
+ * the network stack and the page allocator like best) is the default;
+ * higher orders are for measurement (Documentation/read-splice.rst) and
+ * fall back to order 0 page by page when memory is fragmented.
+ */
+static unsigned int read_payload_order;
+module_param(read_payload_order, uint, 0644);
+MODULE_PARM_DESC(read_payload_order,
+		 "page order of spliced READ payloads, 0..4 (default 0)");
+
+#define KSMBD_READ_PAYLOAD_MAX_ORDER	4
 
 /**
  * ksmbd_read_splice_gate() - may this READ reply be sent spliced?
@@ -101,34 +116,64 @@ void ksmbd_read_payload_free(struct ksmbd_work *work)
 	work->sched.payload = NULL;
 }
 
+/* A page of @order if it can be had at once, else an order-0 page. */
+static struct page *ksmbd_read_payload_page(unsigned int *order)
+{
+	struct page *page;
+
+	if (*order) {
+		page = alloc_pages(KSMBD_DEFAULT_GFP | __GFP_COMP |
+				   __GFP_NOWARN | __GFP_NORETRY, *order);
+		if (page)
+			return page;
+		*order = 0;
+	}
+	return alloc_page(KSMBD_DEFAULT_GFP);
+}
+
 static struct ksmbd_read_payload *ksmbd_read_payload_alloc(size_t count)
 {
-	unsigned int nr = DIV_ROUND_UP(count, PAGE_SIZE);
+	unsigned int max = DIV_ROUND_UP(count, PAGE_SIZE);
 	struct ksmbd_read_payload *p;
 	size_t left = count;
-	unsigned int i;
 
-	p = kvzalloc(struct_size(p, bvec, nr), KSMBD_DEFAULT_GFP);
+	p = kvzalloc(struct_size(p, bvec, max), KSMBD_DEFAULT_GFP);
 	if (!p)
 		return NULL;
-	for (i = 0; i < nr; i++) {
-		struct page *page = alloc_page(KSMBD_DEFAULT_GFP);
-		size_t len = min_t(size_t, left, PAGE_SIZE);
+	while (left) {
+		unsigned int order = min(READ_ONCE(read_payload_order),
+					 KSMBD_READ_PAYLOAD_MAX_ORDER);
+		struct page *page = ksmbd_read_payload_page(&order);
+		size_t len = min_t(size_t, left, PAGE_SIZE << order);
 
 		if (!page)
 			goto fail;
-		p->nr_bvec = i + 1;
-		bvec_set_page(&p->bvec[i], page, len, 0);
+		p->nr_bvec++;
+		bvec_set_page(&p->bvec[p->nr_bvec - 1], page, len, 0);
 		left -= len;
 	}
 	p->len = count;
 	return p;
 
 fail:
-	while (i--)
-		put_page(p->bvec[i].bv_page);
+	while (p->nr_bvec)
+		put_page(p->bvec[--p->nr_bvec].bv_page);
 	kvfree(p);
 	return NULL;
+}
+
+/* Keep the first @n bytes of @p: shorten the vector, free unused pages. */
+static void ksmbd_read_payload_trim(struct ksmbd_read_payload *p, size_t n)
+{
+	unsigned int i = 0;
+	size_t sum = 0;
+
+	while (sum + p->bvec[i].bv_len < n)
+		sum += p->bvec[i++].bv_len;
+	p->bvec[i].bv_len = n - sum;
+	while (p->nr_bvec > i + 1)
+		put_page(p->bvec[--p->nr_bvec].bv_page);
+	p->len = n;
 }
 
 /**
@@ -147,7 +192,6 @@ ssize_t ksmbd_read_splice(struct ksmbd_work *work, struct ksmbd_file *fp,
 {
 	struct ksmbd_read_payload *p;
 	struct iov_iter iter;
-	unsigned int used;
 	ssize_t n;
 
 	if (!count) {
@@ -166,13 +210,8 @@ ssize_t ksmbd_read_splice(struct ksmbd_work *work, struct ksmbd_file *fp,
 		return n;
 	}
 
-	/* Send only what was read: trim the vector, free unused pages. */
-	used = DIV_ROUND_UP(n, PAGE_SIZE);
-	while (p->nr_bvec > used)
-		put_page(p->bvec[--p->nr_bvec].bv_page);
-	if (n % PAGE_SIZE)
-		p->bvec[used - 1].bv_len = n % PAGE_SIZE;
-	p->len = n;
+	/* Send only what was read. */
+	ksmbd_read_payload_trim(p, n);
 	work->sched.payload = p;
 	return n;
 }

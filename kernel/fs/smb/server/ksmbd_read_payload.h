@@ -28,7 +28,8 @@ enum ksmbd_read_path {
 
 /**
  * struct ksmbd_read_payload - the data of one spliced READ reply
- * @nr_bvec: entries used in @bvec (order-0 pages, all owned)
+ * @nr_bvec: entries used in @bvec, each one page (order 0 by default,
+ *           see read_payload_order), all owned
  * @len:     bytes of data, the sum of the entries' lengths
  * @bvec:    the pages, in file order
  */
