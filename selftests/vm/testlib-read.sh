@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers of the READ-path tests (tests/8x-read-*.sh), on top of lib.sh:
+# the raw SMB2 client smb2raw.py, ksmbd.conf changes, the read_payload
+# oracle and cleanup.  Source after lib.sh.
+
+READ_RAW=$VM_CHECKOUT/selftests/vm/smb2raw.py
+read_tmp=${TEST_TMPDIR:-$(mktemp -d)}
+mkdir -p "$read_tmp"
+READ_CONF_CHANGED=
+READ_PIDS=()
+
+# read_need_impacket: skip the test without Debian's python3-impacket.
+read_need_impacket() {
+	/usr/bin/python3 -c 'import impacket.smb3, Cryptodome' 2>/dev/null ||
+		vm_skip_test "python3-impacket is not installed (apt-get install python3-impacket)"
+}
+
+# read_raw ARGS...: run smb2raw.py.
+read_raw() { PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$READ_RAW" "$@"; }
+
+# read_conf_max_io SIZE: restart ksmbd with smb2 max read/write SIZE.
+read_conf_max_io() {
+	vm_ksmbd_stop
+	vm_ksmbd_write_conf
+	sed -i "/^\[global\]/a\\	smb2 max read = $1\\n\\	smb2 max write = $1\\n\\	smb2 max trans = $1" "$KSMBD_CONF"
+	READ_CONF_CHANGED=1
+	vm_ksmbd_start
+}
+
+# read_trace_start: only ksmbd_read_payload, cleared.
+read_trace_start() {
+	local t=/sys/kernel/tracing
+	echo 0 >"$t/tracing_on"
+	echo 8192 >"$t/buffer_size_kb"
+	echo 1 >"$t/events/ksmbd/ksmbd_read_payload/enable"
+	: >"$t/trace"
+	echo 1 >"$t/tracing_on"
+}
+
+# read_trace_paths: "path/reason" counts of the read_payload events.
+read_trace_paths() {
+	sed -n 's/.*ksmbd_read_payload: .*path=\([a-z]*\) reason=\([a-z_-]*\) .*/\1\/\2/p' \
+		/sys/kernel/tracing/trace | sort | uniq -c | awk '{ printf "%s%s=%s", sep, $2, $1; sep=" " } END { print "" }'
+}
+
+read_cleanup() {
+	local m p r
+	for p in "${READ_PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	while read -r _ m _; do
+		[[ $m == "$read_tmp"* ]] && umount -l "$m" 2>/dev/null
+	done < <(tac /proc/mounts)
+	for r in "${READ_ROUTES[@]}"; do
+		ip route del local "$r/32" table local 2>/dev/null
+	done
+	READ_ROUTES=()
+	smb-classify unload >/dev/null 2>&1
+	echo 0 >/sys/kernel/tracing/events/ksmbd/enable 2>/dev/null
+	: >/sys/kernel/tracing/trace 2>/dev/null
+	if [[ -n $READ_CONF_CHANGED ]]; then
+		vm_ksmbd_stop && vm_ksmbd_write_conf && vm_ksmbd_start
+	fi
+	return 0
+}
+
+# read_route_src ADDR: connections to ADDR (127.x) leave from ADDR.
+READ_ROUTES=()
+read_route_src() {
+	ip route replace local "$1/32" dev lo src "$1" table local
+	READ_ROUTES+=("$1")
+}
+
+# read_meminfo KEY: a /proc/meminfo value in kB.
+read_meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+
+# read_stopped PID: the process is stopped (state T).
+read_stopped() { [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) == T ]]; }
+
+# read_recvq ADDR: bytes queued unread in the socket from ADDR to :445.
+read_recvq() {
+	ss -Htn state established '( dport = :445 )' |
+		awk -v p="$1:" 'index($3, p) == 1 { n += $1 } END { print n + 0 }'
+}
+# read_backlog ADDR: bytes of replies to ADDR not yet read: its socket's
+# receive queue plus the server socket's send queue.
+read_backlog() {
+	ss -Htn state established '( dport = :445 or sport = :445 )' |
+		awk -v p="$1:" 'index($3, p) == 1 { n += $1 } index($4, p) == 1 { n += $2 } END { print n + 0 }'
+}
+read_backlog_at_least() { (( $(read_backlog "$1") >= $2 )); }
+
+# read_no_conn ADDR: no TCP connection from ADDR to :445 (any state but
+# TIME-WAIT).
+read_no_conn() {
+	! ss -Htn '( dport = :445 )' | awk '$1 != "TIME-WAIT"' | grep -q " $1:"
+}
+
+# read_disp_idle: the dispatcher has nothing in flight or queued.
+read_disp_idle() {
+	[[ $(awk -F': ' '$1 == "inflight" { print $2 }' /proc/net/ksmbd_sched) == 0 &&
+	   $(awk -F': ' '$1 == "queued" { print $2 }' /proc/net/ksmbd_sched) == 0 ]]
+}
