@@ -23,6 +23,12 @@ struct json_writer *jw;
 const char *netns_arg;
 
 static bool debug;
+/*
+ * Without -d, libbpf's warnings are not printed as they come: the last one
+ * is kept and added to the one "Error:" line if the command fails (the
+ * verifier log and the rest are shown with -d).
+ */
+static char libbpf_last_warn[256];
 static bool err_reported;
 static struct json_writer json_writer;
 
@@ -44,6 +50,12 @@ void p_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (libbpf_last_warn[0]) {
+		size_t n = strlen(msg);
+
+		snprintf(msg + n, sizeof(msg) - n, " (%s)",
+			 libbpf_last_warn);
+	}
 	/* Messages quote user input: keep them one line. */
 	for (p = msg; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -93,9 +105,18 @@ bool is_prefix(const char *word, const char *of)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
-	if (level > LIBBPF_WARN && !debug)
+	size_t n;
+
+	if (debug)
+		return vfprintf(stderr, fmt, ap);
+	if (level > LIBBPF_WARN)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	vsnprintf(libbpf_last_warn, sizeof(libbpf_last_warn), fmt, ap);
+	n = strlen(libbpf_last_warn);
+	while (n && (libbpf_last_warn[n - 1] == '\n' ||
+		     libbpf_last_warn[n - 1] == ' '))
+		libbpf_last_warn[--n] = '\0';
+	return 0;
 }
 
 static void usage(FILE *out)

@@ -59,9 +59,13 @@ static struct bpf_object *object_open(const char *path)
 		opts.object_name = "smb_classify";
 		obj = bpf_object__open_mem(data, size, &opts);
 	}
-	if (!obj)
+	if (!obj) {
+		char why[128];
+
+		libbpf_strerror(-errno, why, sizeof(why));
 		p_err("cannot open BPF object %s: %s",
-		      path ? path : "(built-in)", strerror(errno));
+		      path ? path : "(built-in)", why);
+	}
 	return obj;
 }
 
