@@ -48,21 +48,21 @@ read_trace_paths() {
 read_cleanup() {
 	local m p r
 	for p in "${READ_PIDS[@]}"; do
-		kill -CONT "$p" 2>/dev/null
-		kill -KILL "$p" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null || true
+		kill -KILL "$p" 2>/dev/null || true
 	done
 	while read -r _ m _; do
-		[[ $m == "$read_tmp"* ]] && umount -l "$m" 2>/dev/null
+		[[ $m == "$read_tmp"* ]] && { umount -l "$m" 2>/dev/null || true; }
 	done < <(tac /proc/mounts)
 	for r in "${READ_ROUTES[@]}"; do
-		ip route del local "$r/32" table local 2>/dev/null
+		ip route del local "$r/32" table local 2>/dev/null || true
 	done
 	READ_ROUTES=()
-	smb-classify unload >/dev/null 2>&1
-	echo 0 >/sys/kernel/tracing/events/ksmbd/enable 2>/dev/null
-	: >/sys/kernel/tracing/trace 2>/dev/null
+	smb-classify unload >/dev/null 2>&1 || true
+	echo 0 >/sys/kernel/tracing/events/ksmbd/enable 2>/dev/null || true
+	: >/sys/kernel/tracing/trace 2>/dev/null || true
 	if [[ -n $READ_CONF_CHANGED ]]; then
-		vm_ksmbd_stop && vm_ksmbd_write_conf && vm_ksmbd_start
+		{ vm_ksmbd_stop && vm_ksmbd_write_conf && vm_ksmbd_start; } || true
 	fi
 	return 0
 }
@@ -86,17 +86,24 @@ read_recvq() {
 		awk -v p="$1:" 'index($3, p) == 1 { n += $1 } END { print n + 0 }'
 }
 # read_backlog ADDR: bytes of replies to ADDR not yet read: its socket's
-# receive queue plus the server socket's send queue.
+# receive queue plus the server socket's send queue (the server's side is
+# dual-stack: [::ffff:ADDR]:445).
 read_backlog() {
 	ss -Htn state established '( dport = :445 or sport = :445 )' |
-		awk -v p="$1:" 'index($3, p) == 1 { n += $1 } index($4, p) == 1 { n += $2 } END { print n + 0 }'
+		awk -v p="$1:" '{ gsub(/\[|\]|::ffff:|%lo/, "", $3); gsub(/\[|\]|::ffff:|%lo/, "", $4) }
+			index($3, p) == 1 { n += $1 } index($4, p) == 1 { n += $2 }
+			END { print n + 0 }'
 }
 read_backlog_at_least() { (( $(read_backlog "$1") >= $2 )); }
 
-# read_no_conn ADDR: no TCP connection from ADDR to :445 (any state but
-# TIME-WAIT).
+# read_no_conn ADDR: no TCP connection between ADDR and :445, either
+# side, in any state but TIME-WAIT.
 read_no_conn() {
-	! ss -Htn '( dport = :445 )' | awk '$1 != "TIME-WAIT"' | grep -q " $1:"
+	! ss -Htan '( dport = :445 or sport = :445 )' |
+		awk -v p="$1:" '$1 != "TIME-WAIT" && $1 != "LISTEN" {
+			gsub(/\[|\]|::ffff:|%lo/, "", $4); gsub(/\[|\]|::ffff:|%lo/, "", $5)
+			if (index($4, p) == 1 || index($5, p) == 1) found = 1 }
+			END { exit !found }'
 }
 
 # read_disp_idle: the dispatcher has nothing in flight or queued.

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # READ replies are byte-exact on the copy and the splice path (C7, C8).
+# vm-timeout: 600
 # A raw SMB2 client (smb2raw.py: impacket session setup, READs built and
 # checked by hand) sends each READ with exactly the Length, Offset and
 # MinimumCount given, on a plain SMB 3.0 session, in four phases:
@@ -20,7 +21,6 @@
 # reply with data, copy/no_verdict below splice-min, splice at and above
 # it (by requested Length), none for error replies; and status, frame
 # length and data identical in all four phases.
-# vm-timeout: 600
 
 set -euo pipefail
 # shellcheck source=../lib.sh
