@@ -52,7 +52,7 @@ read_cleanup() {
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	while read -r _ m _; do
-		[[ $m == "$read_tmp"* ]] && { umount -l "$m" 2>/dev/null || true; }
+		if [[ $m == "$read_tmp"* ]]; then umount -l "$m" 2>/dev/null || true; fi
 	done < <(tac /proc/mounts)
 	for r in "${READ_ROUTES[@]}"; do
 		ip route del local "$r/32" table local 2>/dev/null || true
