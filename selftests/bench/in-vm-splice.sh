@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The zero-copy READ and unbound WRITE benchmark, run inside the test VM
+# by selftests/bench/read-splice.sh:
+#   selftests/vm/run -t S selftests/bench/in-vm-splice.sh
+# One cifs mount (vers=3.1.1, cache=none) of the share from 127.0.0.1, the
+# reference classifier attached, class 0's policy switched between runs:
+#   READ   sequential, 1 job, psync, direct, 4 KiB .. 1 MiB:
+#          copy (splice-min off) vs splice (splice-min 0)
+#   READ   4 KiB: copy vs the default policy (no entry: splice-min 64K)
+#   WRITE  sequential, libaio, direct, 4 KiB / 64 KiB / 1 MiB at QD1 and
+#          QD32: per-CPU (unbound-min off) vs unbound (unbound-min 0)
+# A and B alternate within each repeat; medians of RUNS repeats, and the
+# min/max of the per-repeat B/A ratios.  A path check before the READ
+# runs: a spliced 1 MiB READ shows path=splice, a copied one path=copy.
+# Raw numbers: $SMB_RESULTS/splice-raw.tsv; tables:
+# $SMB_RESULTS/bench-splice.md.  BENCH_QUICK=1: a short smoke version.
+
+set -uo pipefail
+# shellcheck source=../vm/lib.sh
+source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+
+QUICK=${BENCH_QUICK:-0}
+OUT=$SMB_RESULTS
+RAW=$OUT/splice-raw.tsv
+MD=$OUT/bench-splice.md
+M=/tmp/bench-splice-mnt
+: >"$RAW"
+
+if (( QUICK )); then
+	RUNS=1 T=3 RSIZES="4k 64k 1m" WSIZES="4k 1m"
+else
+	RUNS=3 T=5 RSIZES="4k 16k 32k 64k 128k 256k 1m" WSIZES="4k 64k 1m"
+fi
+
+log() { echo "bench: $*" >&2; }
+cleanup() {
+	mountpoint -q "$M" && umount "$M"
+	smb-classify unload >/dev/null 2>&1
+	return 0
+}
+trap cleanup EXIT
+
+policy() {
+	case $1 in
+	copy)    smb-classify policy set 0 splice-min off unbound-min off ;;
+	splice)  smb-classify policy set 0 splice-min 0 unbound-min off ;;
+	default) smb-classify policy del 0 2>/dev/null || true ;;
+	percpu)  smb-classify policy set 0 splice-min off unbound-min off ;;
+	unbound) smb-classify policy set 0 splice-min off unbound-min 0 ;;
+	esac >/dev/null
+}
+
+# fio_run RW BS QD: one time-based fio run on $M; prints "BW_KiBs MEAN_us P99_us".
+fio_run() {
+	local rw=$1 bs=$2 qd=$3 engine=psync k=read out=/tmp/bench-splice-fio.json
+	(( qd > 1 )) && engine=libaio
+	[[ $rw == write ]] && k=write
+	rm -f "$out"
+	fio --name=b --filename="$M/bench.bin" --rw="$rw" --bs="$bs" \
+		--ioengine="$engine" --iodepth="$qd" --direct=1 --size=192m \
+		--time_based --runtime="$T" --ramp_time=1 --numjobs=1 \
+		--output-format=json --output="$out" >/dev/null 2>&1
+	jq -r --arg k "$k" '.jobs[0][$k] | "\(.bw) \(.clat_ns.mean / 1000) \((.clat_ns.percentile["99.000000"] // 0) / 1000)"' \
+		"$out" 2>/dev/null || echo "- - -"
+}
+
+# cell GROUP RW BS QD A B: RUNS alternating runs of policies A and B.
+cell() {
+	local group=$1 rw=$2 bs=$3 qd=$4 a=$5 b=$6 r p res
+	for (( r = 1; r <= RUNS; r++ )); do
+		for p in "$a" "$b"; do
+			policy "$p"
+			res=$(fio_run "$rw" "$bs" "$qd")
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$group" "$rw" "$bs" "$qd" "$p" "$r" "${res// /$'\t'}" >>"$RAW"
+			log "$group $rw bs=$bs qd=$qd $p run $r: $res"
+		done
+	done
+}
+
+# path_check POLICY WANT: a 1 MiB O_DIRECT read shows path WANT.
+path_check() {
+	local t=/sys/kernel/tracing got
+	policy "$1"
+	echo 1 >"$t/events/ksmbd/ksmbd_read_payload/enable"
+	: >"$t/trace"
+	dd if="$M/bench.bin" of=/dev/null bs=1M count=1 iflag=direct 2>/dev/null
+	got=$(sed -n 's/.*ksmbd_read_payload: .*path=\([a-z]*\) .*/\1/p' "$t/trace" | sort -u | tr '\n' ' ')
+	echo 0 >"$t/events/ksmbd/ksmbd_read_payload/enable"
+	: >"$t/trace"
+	echo "| $1 | $2 | ${got:-none} |"
+}
+
+mkdir -p "$M"
+head -c 192M /dev/urandom >"$SMB_SHARE_DIR/bench.bin"
+mount -t cifs "//$SMB_SERVER/$SMB_SHARE" "$M" \
+	-o "username=$SMB_USER,password=$SMB_PASS,vers=3.1.1,cache=none" || exit 1
+smb-classify load >/dev/null || exit 1
+paths=$( { path_check copy copy; path_check splice splice; } )
+
+for bs in $RSIZES; do cell read read "$bs" 1 copy splice; done
+cell default read 4k 1 copy default
+for bs in $WSIZES; do
+	for qd in 1 32; do cell write write "$bs" "$qd" percpu unbound; done
+done
+
+# ---- tables ----------------------------------------------------------------
+# summary GROUP RW BS QD A B: one table row.
+summary() {
+	awk -F'\t' -v g="$1" -v rw="$2" -v bs="$3" -v qd="$4" -v a="$5" -v b="$6" '
+	function med(arr, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+			if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t }
+		return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+	}
+	$1 == g && $2 == rw && $3 == bs && $4 == qd && $7 != "-" {
+		if ($5 == a) { ab[$6] = $7; am[$6] = $8; ap[$6] = $9 }
+		if ($5 == b) { bb[$6] = $7; bm[$6] = $8; bp[$6] = $9 }
+	}
+	END {
+		n = 0; rmin = 1e9; rmax = 0
+		for (r in ab) if (r in bb) {
+			n++; x1[n] = ab[r]; x2[n] = bb[r]; y1[n] = am[r]; y2[n] = bm[r]; z1[n] = ap[r]; z2[n] = bp[r]
+			q = ab[r] ? bb[r] / ab[r] : 0
+			if (q < rmin) rmin = q; if (q > rmax) rmax = q
+		}
+		if (!n) { printf "| %s | %s | - | - | - | - | - | - |\n", bs, (qd > 1 ? "QD" qd : "QD1"); exit }
+		A = med(x1, n); B = med(x2, n); MA = med(y1, n); MB = med(y2, n); PA = med(z1, n); PB = med(z2, n)
+		printf "| %s | %s | %.1f | %.1f | %.3f [%.3f, %.3f] | %.3f | %.3f | %d |\n",
+			bs, "QD" qd, A / 1024, B / 1024, A ? B / A : 0, rmin, rmax,
+			MA ? MB / MA : 0, PA ? PB / PA : 0, n
+	}' "$RAW"
+}
+
+hdr() {
+	echo
+	echo "### $1"
+	echo
+	echo "| size | depth | $2 MiB/s (median) | $3 MiB/s (median) | BW ratio [min, max] | mean clat ratio | p99 clat ratio | runs |"
+	echo "|---|---|---|---|---|---|---|---|"
+}
+
+{
+	echo "## ksmbd zero-copy READ and unbound WRITE (TCG VM, loopback cifs, vers=3.1.1, cache=none)"
+	echo
+	echo "$(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), ${RUNS} run(s) x ${T} s per cell (+1 s ramp), fio sequential, 1 job, 192 MiB file on tmpfs."
+	echo "Ratios are B/A of medians (bandwidth: > 1 better; latency: < 1 better); [min, max] of the per-run ratios."
+	echo
+	echo "Path check (1 MiB O_DIRECT read, ksmbd_read_payload oracle):"
+	echo
+	echo "| policy | want | oracle |"
+	echo "|---|---|---|"
+	echo "$paths"
+	hdr "READ: copy (splice-min off) = A vs splice (splice-min 0) = B; targets >= 1.5x at 1 MiB, >= 1.3x at 64 KiB" copy splice
+	for bs in $RSIZES; do summary read read "$bs" 1 copy splice; done
+	hdr "READ 4 KiB: copy = A vs default policy (splice-min 64K) = B; target >= 0.99x" copy default
+	summary default read 4k 1 copy default
+	hdr "WRITE: per-CPU (unbound-min off) = A vs unbound (unbound-min 0) = B; targets >= 1.5x at 1 MiB QD32, >= 0.98x at 4 KiB and QD1" per-CPU unbound
+	for bs in $WSIZES; do
+		for qd in 1 32; do summary write write "$bs" "$qd" percpu unbound; done
+	done
+} >"$MD"
+cat "$MD"
