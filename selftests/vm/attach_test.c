@@ -199,6 +199,9 @@ static bool wait_attached(int want)
  * A loaded const_class instance.  @name NULL keeps the default; "" makes
  * it empty.
  */
+/* Verdict word of the instances inst() makes (rodata, set before load). */
+static __u32 inst_verdict = KSMBD_SCHED_QUEUE_PERCPU;
+
 static struct const_class_bpf *inst(const char *name, __u32 class_word,
 				    __u32 max_inflight, __u32 flags)
 {
@@ -213,6 +216,7 @@ static struct const_class_bpf *inst(const char *name, __u32 class_word,
 		exit(2);
 	}
 	skel->rodata->class_word = class_word;
+	skel->rodata->verdict_word = inst_verdict;
 	ops = (struct ops_data *)skel->struct_ops.const_class;
 	ops->max_inflight = max_inflight;
 	ops->flags = flags;
@@ -644,11 +648,42 @@ static void test_netns_exit(void)
 	check(rc == 0, "netns-exit: a new netns attaches afterwards");
 }
 
+/*
+ * "attach_test hold CLASSWORD VERDICT": attach a const_class instance that
+ * returns these words (any 32-bit values, to test the kernel's clamping),
+ * print "attached LINK_ID", and stay attached until stdin reaches EOF.
+ */
+static int hold(const char *cw, const char *vw)
+{
+	struct const_class_bpf *skel;
+	struct bpf_link *link;
+	char buf[64];
+	int err = 0;
+
+	inst_verdict = strtoul(vw, NULL, 0);
+	skel = inst("hold", strtoul(cw, NULL, 0), 0, 0);
+	link = attach(skel, &err);
+	if (!link) {
+		printf("not ok - hold: attach: %s\n", strerror(-err));
+		return 1;
+	}
+	printf("attached %u\n", ksched().link_id);
+	fflush(stdout);
+	while (fread(buf, 1, sizeof(buf), stdin) > 0)
+		;
+	bpf_link__destroy(link);
+	const_class_bpf__destroy(skel);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct const_class_bpf *a, *b;
 	struct bpf_link *la;
 	struct ksched st;
+
+	if (argc == 4 && !strcmp(argv[1], "hold"))
+		return hold(argv[2], argv[3]);
 
 	verbose = argc > 1 && !strcmp(argv[1], "-v");
 	libbpf_set_print(libbpf_print);
