@@ -13,13 +13,14 @@ CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ksmbd-bpf-sched}
 CP=$CACHE_DIR/src/linux/scripts/checkpatch.pl
 [ -f "$CP" ] || { echo "checkpatch: run 'make kernel-src' first" >&2; exit 1; }
 rc=0
-# checkpatch.pl keeps a cache file in the current directory: not ours.
-cd "$CACHE_DIR"
-for f in $(cd "$TOP/kernel" && find fs include -type f -name '*.[ch]' | sort); do
+# Relative paths, so that checkpatch knows include/uapi/ for what it is;
+# its cache file (.checkpatch-camelcase.*) is gitignored.
+cd "$TOP/kernel"
+for f in $(find fs include -type f -name '*.[ch]' | sort); do
 	ign=CAMELCASE
 	case $f in *_trace.h) ign=$ign,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT ;; esac
 	perl "$CP" --root "$CACHE_DIR/src/linux" --strict --quiet --ignore "$ign" \
-		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG --file "$TOP/kernel/$f" || rc=1
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG --file "$f" || rc=1
 done
 cd "$CACHE_DIR/src/linux"
 for p in "$TOP"/kernel/patches/*.patch; do
