@@ -35,7 +35,8 @@ export LIBBPF_DIR BPFTOOL CLANG
 DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	dwarves ccache clang-19 llvm-19 qemu-system-x86 ksmbd-tools smbclient \
 	cifs-utils fio libcmocka-dev zlib1g-dev libcap-dev pkg-config rsync \
-	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite
+	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite \
+	python3-impacket
 
 .PHONY: all deps kernel kernel-src libbpf tools bpf check test vmtest demo \
 	bench help clean install checkpatch kernel-series
@@ -86,6 +87,7 @@ demo: kernel tools
 bench: kernel tools
 	$(MAKE) -C selftests/vm
 	selftests/bench/run
+	selftests/bench/read-splice.sh
 
 checkpatch: kernel-src
 	scripts/checkpatch.sh
