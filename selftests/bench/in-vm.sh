@@ -4,11 +4,20 @@
 # The fairness benchmark, run inside the test VM by selftests/bench/run:
 #   selftests/vm/run -t S selftests/bench/in-vm.sh [all|cost]
 # A = nothing attached (ksmbd's flat path), B = the reference classifier
-# attached with one client per host (::/0 -> 0 per-peer), in this boot.
-# Raw numbers go to $SMB_RESULTS/raw.tsv, the tables to
-# $SMB_RESULTS/bench-fairness.md.  BENCH_QUICK=1: a short smoke version.
-# BENCH_B_INFLIGHT=N (1, 2, 4): B with that dispatch budget instead of the
-# kernel's default.
+# attached, in this boot:
+#   (a) one interactive client (bench/burst) vs K backlogged connections
+#       of one host, B per host (::/0 -> 0 per-peer);
+#   (b) N interactive clients vs K=16, same maps;
+#   (c) shares of dispatches under the class maps of
+#       Documentation/dispatch.rst, counted at the server: READs per
+#       client of the ksmbd_sched_dispatch tracepoint (B), bytes sent per
+#       peer address from the server's sockets (A and B);
+#   (d) 4 KiB random READ IOPS, A vs B at max_inflight default/16/64/256.
+# Every fio run is one fio process with one job per mount (starting fio
+# costs seconds of CPU under TCG).  Raw numbers go to $SMB_RESULTS/raw.tsv,
+# the tables to $SMB_RESULTS/bench-fairness.md.  BENCH_QUICK=1: a short
+# smoke version.  BENCH_B_INFLIGHT=N: B of (a)-(c) with max_inflight N
+# instead of the kernel's default.
 
 set -uo pipefail
 # shellcheck source=../vm/lib.sh
@@ -27,19 +36,31 @@ RAW=$OUT/raw.tsv
 MD=$OUT/bench-fairness.md
 BURST=$VM_CHECKOUT/selftests/bench/.build/burst
 M=$sched_tmp/m
-: >"$RAW"
+[[ $WHAT == report ]] || : >"$RAW"
 
+# RUNS repetitions of every cell; R bursts per run (after 1 discarded).
+# MOVERS x MCONNS: the movers of (c); CUSTS: its customers, one
+# connection each at depth CUST_QD (BENCH_CUST_QD, default 128: deeper
+# than a mover's 16, so that a customer stays backlogged at the server
+# although its client threads get only their CFS share of the vCPUs).
 if (( QUICK )); then
-	RUNS=1 R=5 KS="4 16" NS="1 4" SHARE_KS="8" SHARE_T=4 COST_RUNS=1 COST_T=4
+	RUNS=1 R=4 KS="16" NS="4" SHARE_T=3
+	MOVERS="16 17 18 19 20 21" MCONNS=1 CUSTS="32 33"
+	COST_RUNS=1 COST_T=3 COST_CFGS="4x16" BUDGETS="0 64"
 else
-	RUNS=3 R=8 KS="4 8 16 32" NS="1 2 4 8" SHARE_KS="4 16" SHARE_T=6 COST_RUNS=3 COST_T=6
+	RUNS=3 R=5 KS="4 8 16 32" NS="1 2 4 8" SHARE_T=4
+	MOVERS="16 17 18 19 20 21" MCONNS=2 CUSTS="32 33 34 35"
+	COST_RUNS=3 COST_T=4 COST_CFGS="1x32 4x16" BUDGETS="0 16 64 256"
 fi
+CUST_QD=${BENCH_CUST_QD:-128}
+NMOVERS=$(wc -w <<<"$MOVERS")
+NCUSTS=$(wc -w <<<"$CUSTS")
 MAXK=32
 for k in $KS; do MAXK=$k; done
 MAXN=1
 for n in $NS; do MAXN=$n; done
 
-log() { echo "bench: $*" >&2; }
+log() { echo "bench: $* ($((SECONDS - t0)) s)" >&2; }
 raw() { printf '%s\n' "$*" >>"$RAW"; }
 
 # median / min / max of numbers on stdin: "MED MIN MAX" (or "- - -").
@@ -62,6 +83,8 @@ umount_all() {
 
 # mode A|B [PREFIX ARGS; ...]: unmount, detach, attach for B with the map
 # given as "CIDR CLASS [weight W] [per-peer]" strings (default per-host).
+# Connections are classified when they are made: every mode change
+# remounts.
 mode() {
 	local m=$1 p
 	shift
@@ -69,7 +92,7 @@ mode() {
 	smb-classify unload >/dev/null 2>&1
 	[[ $m == A ]] && return 0
 	if (( B_INFLIGHT )); then
-		fair_load "$B_INFLIGHT"
+		smb-classify load max-inflight "$B_INFLIGHT" >/dev/null
 	else
 		smb-classify load >/dev/null
 	fi
@@ -86,34 +109,42 @@ mnt() {
 	fair_mount "$1" "$M/$2" || { log "mount from $1 failed"; exit 1; }
 }
 
-# movers_start K: 64 KiB readers at depth 16 on $M/mv1..K, returning once
-# every one of them has reported completed reads (fio's status, every
-# second); the burst client discards its first bursts too.
-movers_start() {
-	local j
-	for (( j = 1; j <= $1; j++ )); do
-		fio --name="mv$j" --thread --invalidate=0 --filename="$M/mv$j/big.bin" \
-			--rw=randread --bs=64k --iodepth=16 --ioengine=libaio \
-			--direct=1 --time_based --runtime=3600 --status-interval=1 \
-			--output="$sched_tmp/mv$j.fio" >/dev/null 2>&1 &
-		FAIR_PIDS+=($!)
+# bg_fio FILE NAME... : one fio process, one 64 KiB depth-16 randread job
+# per mount $M/NAME, running until killed, status every second in
+# $sched_tmp/bg.fio; returns once every job has completed reads in the
+# latest status report.
+bg_fio() {
+	local file=$1 n jobs=()
+	shift
+	for n in "$@"; do
+		jobs+=(--name="$n" --filename="$M/$n/$file")
+		[[ $n == cu* ]] && jobs+=(--iodepth="$CUST_QD")
 	done
-	vm_poll 300 movers_running "$1" || log "not all $1 movers running"
+	rm -f "$sched_tmp/bg.fio"
+	fio --thread --invalidate=0 --rw=randread --bs=64k --iodepth=16 \
+		--ioengine=libaio --direct=1 --time_based --runtime=3600 \
+		--status-interval=1 --output="$sched_tmp/bg.fio" "${jobs[@]}" \
+		>/dev/null 2>&1 &
+	FAIR_PIDS+=($!)
+	vm_poll 300 bg_running "$1" "$#" || log "not all $# jobs of fio running"
 }
-movers_running() {
-	local j
-	for (( j = 1; j <= $1; j++ )); do
-		grep -q 'read: IOPS=[1-9]' "$sched_tmp/mv$j.fio" 2>/dev/null || return 1
-	done
+# bg_running FIRST_JOB N: the last complete status report (from the last
+# "FIRST_JOB: (groupid" line on) shows N jobs with reads.
+bg_running() {
+	local n
+	n=$(awk -v j="$1: (groupid" 'index($0, j) == 1 { c = 0 }
+		/read: IOPS=[1-9]/ { c++ } END { print c + 0 }' "$sched_tmp/bg.fio" 2>/dev/null)
+	(( n >= $2 ))
 }
-movers_stop() { fair_kill_all; }
+bg_stop() { fair_kill_all; }
 
+# ---- (a) and (b): bursts against backlogged connections of one host --------
 # bursts NCLIENTS MNT_PREFIX: N burst clients at once, one per mount
 # $M/MNT_PREFIX1.., R bursts each; prints every burst's completion (ms).
 bursts() {
 	local n=$1 pre=$2 c pids=()
 	for (( c = 1; c <= n; c++ )); do
-		"$BURST" "$M/$pre$c/small.bin" "$R" 32 4096 50 2 "$c" \
+		"$BURST" "$M/$pre$c/small.bin" "$R" 32 4096 50 1 "$c" \
 			>"$sched_tmp/burst.$c" &
 		pids+=($!)
 	done
@@ -124,9 +155,8 @@ bursts() {
 	rm -f "$sched_tmp"/burst.[0-9]*
 }
 
-# ---- (a) and (b): bursts against backlogged connections of one host --------
 bench_bursts() {
-	local md k n r j
+	local md k n r j mv
 	for md in A B; do
 		log "bursts, mode $md"
 		mode "$md"
@@ -137,7 +167,9 @@ bench_bursts() {
 			raw "a $md 0 $(bursts 1 i | p50)"
 		done
 		for k in $KS; do
-			movers_start "$k"
+			mv=()
+			for (( j = 1; j <= k; j++ )); do mv+=("mv$j"); done
+			bg_fio big.bin "${mv[@]}"
 			for (( r = 1; r <= RUNS; r++ )); do
 				raw "a $md $k $(bursts 1 i | p50)"
 			done
@@ -149,121 +181,148 @@ bench_bursts() {
 				done
 			fi
 			[[ $md == B ]] && raw "q B $k $(sched_proc queued)"
-			movers_stop
+			bg_stop
 			log "  K=$k done"
 		done
 	done
-	# (b) needs K=16 in KS; quick mode runs it at its largest K instead.
-	if ! [[ " $KS " == *" 16 "* ]]; then
-		for md in A B; do
-			mode "$md"
-			mnt 127.0.0.2 i1
-			for (( j = 1; j <= 16; j++ )); do mnt 127.0.0.3 "mv$j"; done
-			for (( j = 1; j <= MAXN; j++ )); do mnt "127.0.0.$((10 + j))" "n$j"; done
-			movers_start 16
-			for n in $NS; do
-				for (( r = 1; r <= RUNS; r++ )); do
-					raw "b $md $n $(bursts "$n" n | p50)"
-				done
-			done
-			movers_stop
-		done
-	fi
 	umount_all
 }
 
-# ---- (c): shares of backlogged 64 KiB readers ---------------------------------
-# share_run TAG MNT...: fio on every mount for SHARE_T s (after 2 s ramp);
-# prints the first mount's share of all reads, per mille.
-share_run() {
-	local tag=$1 m i=0 total=0 first=0 n
-	shift
-	for m in "$@"; do
-		i=$((i + 1))
-		fio --name="s$i" --thread --invalidate=0 --filename="$M/$m/big.bin" \
-			--rw=randread --bs=64k --iodepth=16 --ioengine=libaio \
-			--direct=1 --time_based --runtime="$SHARE_T" --ramp_time=2 \
-			--output-format=json --output="$sched_tmp/s$i.json" \
-			>/dev/null 2>&1 &
+# ---- (c): shares of dispatches under the documented class maps ---------------
+# Six movers (127.0.0.16-21, MCONNS connections each) and up to four
+# customers (127.0.0.32-35, one connection each), all backlogged (fio
+# 64 KiB randread, depth 16 per connection).  Per window of SHARE_T s:
+#   server dispatch share (B): READs of the customers' clients among all
+#     READs of the ksmbd_sched_dispatch tracepoint in the window;
+#   server bytes share (A and B): bytes sent by port 445 to the customers'
+#     addresses among all (tcp_info bytes_sent deltas, ss -ti).
+
+# bytes_by_peer: "ADDR BYTES_SENT" for each server socket (port 445).
+bytes_by_peer() {
+	ss -tinH state established '( sport = :445 )' | awk '
+		/:445[ \t]/ { for (i = 1; i <= NF; i++) if ($i ~ /:445$/) { p = $(i + 1); break }
+			sub(/:[0-9]+$/, "", p); sub(/^\[::ffff:/, "", p); sub(/^::ffff:/, "", p); sub(/\]$/, "", p); next }
+		{ for (i = 1; i <= NF; i++) if ($i ~ /^bytes_sent:/) { split($i, a, ":"); s[p] += a[2] } }
+		END { for (p in s) print p, s[p] }'
+}
+
+# share_window CUST_RE CLIENT_RE: one window; prints "DISPATCH_PERMILLE
+# BYTES_PERMILLE DISPATCHES" ("-" for the dispatch share in A).
+# CUST_RE matches the customers' addresses (bytes), CLIENT_RE the
+# customers' "client=" words of the tracepoint.
+share_window() {
+	local cre=$1 kre=$2 b0 b1 d
+	b0=$(bytes_by_peer)
+	: >"$SCHED_TRACE/trace"
+	echo 1 >"$SCHED_TRACE/tracing_on"
+	sleep "$SHARE_T"
+	echo 0 >"$SCHED_TRACE/tracing_on"
+	b1=$(bytes_by_peer)
+	d=$(awk -v re="$kre" '/ksmbd_sched_dispatch:/ && / cmd=READ / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^client=/) c = substr($i, 8)
+			n++; if (c ~ re) k++ }
+		END { if (n) printf "%.0f %d", k * 1000 / n, n; else print "- 0" }' "$SCHED_TRACE/trace")
+	awk -v re="$cre" -v d="$d" '
+		FNR == NR { a[$1] = $2; next }
+		{ x = $2 - a[$1]; if (x < 0) x = 0; t += x; if ($1 ~ re) c += x }
+		END { split(d, D, " "); printf "%s %s %s\n", D[1], t ? sprintf("%.0f", c * 1000 / t) : "-", D[2] }' \
+		<(echo "$b0") <(echo "$b1")
+}
+
+# share_case MAP NCUST CUST_RE CLIENT_RE: with the map's mounts in place,
+# movers + the first NCUST customers backlogged, RUNS windows; raw rows
+# "c MAP NCUST DISPATCH BYTES DISPATCHES".
+share_case() {
+	local map=$1 nc=$2 cre=$3 kre=$4 j c r jobs=() res
+	for j in $MOVERS; do
+		for (( c = 1; c <= MCONNS; c++ )); do jobs+=("mv$j-$c"); done
 	done
-	wait
-	for (( n = 1; n <= i; n++ )); do
-		m=$(jq '.jobs[0].read.total_ios' "$sched_tmp/s$n.json" 2>/dev/null || echo 0)
-		total=$((total + m))
-		(( n == 1 )) && first=$m
+	c=0
+	for j in $CUSTS; do
+		(( c++ < nc )) && jobs+=("cu$j")
 	done
-	(( total > 0 )) || { echo 0; return; }
-	echo $(( (first * 1000 + total / 2) / total ))
+	bg_fio big.bin "${jobs[@]}"
+	log "    $map/$nc: ${#jobs[@]} jobs running"
+	sleep 1
+	for (( r = 1; r <= RUNS; r++ )); do
+		res=$(share_window "$cre" "$kre")
+		raw "c $map $nc $res"
+	done
+	[[ $map != A ]] && raw "cq $map $nc $(sched_proc queued) $(sched_proc max_inflight)"
+	bg_stop
 }
 
 bench_shares() {
-	local k md r j map cust mv
-	# S: one customer connection (127.0.0.2) against one host (127.0.0.3)
-	# with K connections; B = per-host map.
-	for k in $SHARE_KS; do
-		for md in A B; do
-			mode "$md"
-			mnt 127.0.0.2 c1
-			mv=()
-			for (( j = 1; j <= k; j++ )); do mnt 127.0.0.3 "h$j"; mv+=("h$j"); done
-			for (( r = 1; r <= RUNS; r++ )); do
-				raw "s $md $k $(share_run s c1 "${mv[@]}")"
-			done
-		done
-		log "  share K=$k done"
-	done
-	# M: three movers (127.0.0.20-22) x 4 connections, one customer
-	# (127.0.0.30) x 1 connection; the customer's share under four maps.
+	local map j c
+	echo 0 >"$SCHED_TRACE/tracing_on"
+	echo 8192 >"$SCHED_TRACE/buffer_size_kb"
+	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
 	for map in A per-address one-class weights; do
 		case $map in
 		A) mode A ;;
-		per-address) mode B ;;
-		one-class) mode B "127.0.0.20/30 1" "::/0 0 per-peer" ;;
-		weights) mode B "127.0.0.20/30 1" "127.0.0.30/32 2 weight 3" "::/0 0 per-peer" ;;
+		per-address) mode B "::/0 0 per-peer" ;;
+		one-class) mode B "::/0 0 per-peer" "127.0.0.16/29 1" ;;
+		# Documentation's map 3 (class 1 weight 3 vs class 2) with the
+		# customers as class 1 and the movers as class 2.
+		weights) mode B "127.0.0.32/30 1 weight 3" "127.0.0.16/29 2" ;;
 		esac
-		mnt 127.0.0.30 cust
-		mv=()
-		for j in 20 21 22; do
-			for cust in 1 2 3 4; do mnt "127.0.0.$j" "mv$j-$cust"; mv+=("mv$j-$cust"); done
+		for j in $MOVERS; do
+			for (( c = 1; c <= MCONNS; c++ )); do mnt "127.0.0.$j" "mv$j-$c"; done
 		done
-		for (( r = 1; r <= RUNS; r++ )); do
-			raw "m $map 0 $(share_run m cust "${mv[@]}")"
-		done
-		log "  movers map $map done"
+		for j in $CUSTS; do mnt "127.0.0.$j" "cu$j"; done
+		log "    map $map: mounted"
+		case $map in
+		weights)
+			# class 1 (the customers, one client) vs class 2.
+			share_case "$map" "$NCUSTS" '^127\.0\.0\.3[2-5]$' '^1/' ;;
+		*)
+			share_case "$map" 1 '^127\.0\.0\.32$' '127\.0\.0\.32$'
+			share_case "$map" "$NCUSTS" '^127\.0\.0\.3[2-5]$' '127\.0\.0\.3[2-5]$' ;;
+		esac
+		log "  shares, map $map done"
 	done
+	echo 0 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
+	: >"$SCHED_TRACE/trace"
+	echo 1 >"$SCHED_TRACE/tracing_on"
 	umount_all
 }
 
 # ---- (d): cost ----------------------------------------------------------------
 # cost_run NCONN DEPTH: 4 KiB random reads, NCONN mounts (127.0.0.2..),
-# one fio job each at DEPTH; total IOPS.
+# one fio process with one job each at DEPTH; total IOPS.
 cost_run() {
-	local n=$1 d=$2 i s=0 v
+	local n=$1 d=$2 i jobs=()
 	for (( i = 1; i <= n; i++ )); do
-		fio --name="c$i" --thread --invalidate=0 --filename="$M/k$i/small.bin" \
-			--rw=randread --bs=4k --iodepth="$d" --ioengine=libaio \
-			--direct=1 --time_based --runtime="$COST_T" --ramp_time=1 \
-			--output-format=json --output="$sched_tmp/c$i.json" \
-			>/dev/null 2>&1 &
+		jobs+=(--name="c$i" --filename="$M/k$i/small.bin")
 	done
-	wait
-	for (( i = 1; i <= n; i++ )); do
-		v=$(jq '.jobs[0].read.iops | floor' "$sched_tmp/c$i.json" 2>/dev/null || echo 0)
-		s=$((s + v))
-	done
-	echo "$s"
+	fio --thread --invalidate=0 --rw=randread --bs=4k --iodepth="$d" \
+		--ioengine=libaio --direct=1 --time_based --runtime="$COST_T" \
+		--ramp_time=1 --output-format=json --output="$sched_tmp/c.json" \
+		"${jobs[@]}" >/dev/null 2>&1
+	jq '[.jobs[].read.iops] | add | floor' "$sched_tmp/c.json" 2>/dev/null || echo 0
 }
 
+# A, then B loaded once and its budget switched with 'replace' (no
+# remount: the budget applies at once); the budget order rotates per run.
 bench_cost() {
-	local r md cfg n d i
-	for cfg in "1 32" "4 16"; do
-		read -r n d <<<"$cfg"
+	local r cfg n d i b bs
+	for cfg in $COST_CFGS; do
+		n=${cfg%x*} d=${cfg#*x}
 		for (( r = 1; r <= COST_RUNS; r++ )); do
-			for md in A B; do
-				[[ $WHAT == cost && $md == B ]] && continue
-				mode "$md"
-				for (( i = 1; i <= n; i++ )); do mnt "127.0.0.$((1 + i))" "k$i"; done
-				raw "d $md ${n}x$d $(cost_run "$n" "$d")"
+			mode A
+			for (( i = 1; i <= n; i++ )); do mnt "127.0.0.$((1 + i))" "k$i"; done
+			raw "d A $cfg $(cost_run "$n" "$d")"
+			[[ $WHAT == cost ]] && continue
+			umount_all
+			smb-classify load >/dev/null
+			smb-classify prefix add ::/0 0 per-peer >/dev/null
+			for (( i = 1; i <= n; i++ )); do mnt "127.0.0.$((1 + i))" "k$i"; done
+			# rotate: run r starts at budget r
+			bs=$(awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }' <<<"$BUDGETS")
+			for b in $bs; do
+				smb-classify replace max-inflight "$b" >/dev/null
+				raw "d B$b $cfg $(cost_run "$n" "$d")"
+				raw "dm B$b $cfg $(sched_proc max_inflight)"
 			done
 		done
 		log "  cost ${n}x$d done"
@@ -272,10 +331,12 @@ bench_cost() {
 }
 
 # ---- report -------------------------------------------------------------------
-# cell KIND MODE KEY [SCALE]: "med (min-max)" of raw values
+# vals KIND MODE KEY [COL]: the raw values of column COL (default 4)
+vals() { awk -v k="$1" -v m="$2" -v x="$3" -v c="${4:-4}" '$1 == k && $2 == m && $3 == x && $c != "-" { print $c }' "$RAW"; }
+# cell KIND MODE KEY [SCALE] [COL]: "med (min-max)" of raw values
 cell() {
 	local s
-	s=$(awk -v k="$1" -v m="$2" -v x="$3" '$1 == k && $2 == m && $3 == x { print $4 }' "$RAW" | stats)
+	s=$(vals "$1" "$2" "$3" "${5:-4}" | stats)
 	# shellcheck disable=SC2086
 	set -- $s "${4:-1}"
 	if [[ $1 == - ]]; then echo "-"; return; fi
@@ -283,50 +344,52 @@ cell() {
 		if (s == 1) printf "%.0f (%.0f-%.0f)", a, b, c
 		else printf "%.1f (%.1f-%.1f)", a / s, b / s, c / s }'
 }
-med() {
-	awk -v k="$1" -v m="$2" -v x="$3" '$1 == k && $2 == m && $3 == x { print $4 }' "$RAW" | p50
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+med() { vals "$1" "$2" "$3" "${4:-4}" | p50; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+# within VALUE WANT TOL: met/missed
+within() { awk -v v="$1" -v w="$2" -v t="$3" 'BEGIN { if (v == "" || v == "-") print "-"; else print (v - w <= t && w - v <= t) ? "met" : "missed" }'; }
 
 report() {
-	local k n md default_mi
-	default_mi=$(( $(nproc) * 4 )); (( default_mi < 8 )) && default_mi=8
+	local k n b default_mi
+	default_mi=$(awk '$1 == "dm" && $2 == "B0" { print $4; exit }' "$RAW")
 	{
 	echo "# ksmbd BPF scheduling: fairness benchmark"
 	echo
-	echo "Kernel $(uname -r), $(nproc) CPU(s) seen by the guest (QEMU TCG), $(date -u +%F)."
+	echo "Kernel $(uname -r), $(nproc) vCPU(s) seen by the guest (QEMU TCG), $(date -u +%F)."
 	echo "Mode: $( ((QUICK)) && echo "BENCH_QUICK (smoke: 1 run, fewer cells)" || echo "full"); runs per cell: $RUNS; cells are median (min-max) over runs."
 	echo
 	echo "A = nothing attached (ksmbd's flat path: per-CPU ksmbd-io workqueue)."
-	echo "B = reference classifier attached, one client per host (::/0 -> 0 per-peer)," \
-		"dispatch budget $( ((B_INFLIGHT)) && echo "max_inflight=$B_INFLIGHT" || echo "kernel default (max_inflight=$default_mi on $(nproc) CPU)")."
+	echo "B = reference classifier attached; (a), (b): one client per host (::/0 -> 0 per-peer);" \
+		"dispatch budget $( ((B_INFLIGHT)) && echo "max_inflight=$B_INFLIGHT" || echo "kernel default (max_inflight=${default_mi:-4 x possible CPUs, min 8})")."
 	echo
 	echo "How the server is the bottleneck: everything (cifs clients, fio, ksmbd) runs in"
-	echo "one TCG guest on $(nproc) vCPU over loopback to tmpfs, so ksmbd's work items queue up;"
-	echo "the backlogged movers are fio 64 KiB randread at depth 16 per connection"
-	echo "(cifs cache=none, O_DIRECT, one TCP connection per mount via srcaddr + nosharesock)."
-	echo "In B, requests beyond the budget wait in the dispatcher, which serves clients round-robin."
-	echo "Clients and server share the CPU, so part of every number is client CPU time."
+	echo "one TCG guest on $(nproc) vCPUs over loopback to a tmpfs share, so ksmbd's work items"
+	echo "queue up behind CPU; the backlogged movers are fio 64 KiB randread at depth 16 per"
+	echo "connection (cifs cache=none, O_DIRECT, one TCP connection per mount via srcaddr +"
+	echo "nosharesock). In B, requests beyond the budget wait in the dispatcher, which serves"
+	echo "clients round-robin. Clients and server share the vCPUs: part of every number is"
+	echo "client CPU time."
 	echo
 	echo "## (a) One interactive client against one host with K backlogged connections"
 	echo
 	echo "Interactive client: one process (selftests/bench/burst), bursts of 32 concurrent"
 	echo "4 KiB O_DIRECT reads (Linux AIO) on its own mount from 127.0.0.2, 50 ms think time,"
-	echo "$R bursts a run after 2 discarded; movers: K mounts from 127.0.0.3."
-	echo "Burst completion p50, ms. Floor = the interactive client alone (K=0)."
+	echo "$R bursts a run after 1 discarded; movers: K mounts from 127.0.0.3."
+	echo "Burst completion p50 of a run, ms. Floor = the interactive client alone (K=0)."
 	echo
-	echo "| K | A | B | A/floor | B/floor |"
-	echo "|---|---|---|---|---|"
-	echo "| floor (alone) | $(cell a A 0) | $(cell a B 0) | 1 | 1 |"
+	echo "| K | A | B | A/floor | B/floor(B) | B/floor(A) |"
+	echo "|---|---|---|---|---|---|"
+	echo "| floor (alone) | $(cell a A 0) | $(cell a B 0) | 1 | 1 | $(ratio "$(med a B 0)" "$(med a A 0)") |"
 	for k in $KS; do
-		echo "| $k | $(cell a A "$k") | $(cell a B "$k") | $(ratio "$(med a A "$k")" "$(med a A 0)") | $(ratio "$(med a B "$k")" "$(med a B 0)") |"
+		echo "| $k | $(cell a A "$k") | $(cell a B "$k") | $(ratio "$(med a A "$k")" "$(med a A 0)") | $(ratio "$(med a B "$k")" "$(med a B 0)") | $(ratio "$(med a B "$k")" "$(med a A 0)") |"
 	done
 	echo
-	echo "Target (seed 003): B's p50 at K=32 within 1.3x of the floor while A grows with K."
+	echo "Target: B's p50 at K=$MAXK within 1.3x of the floor while A grows with K:" \
+		"$(awk -v b="$(ratio "$(med a B "$MAXK")" "$(med a B 0)")" 'BEGIN { if (b == "-") print "-"; else print (b <= 1.3 ? "met" : "missed") " (" b "x)" }')."
 	echo
 	echo "## (b) N interactive clients (127.0.0.11..) against K=16 backlogged connections"
 	echo
-	echo "All N burst clients at once, one process and one mount each; p50 over all their bursts, ms."
+	echo "All N burst clients at once, one process and one mount each; p50 over all their bursts of a run, ms."
 	echo
 	echo "| N | A | B | A/B |"
 	echo "|---|---|---|---|"
@@ -334,65 +397,81 @@ report() {
 		echo "| $n | $(cell b A "$n") | $(cell b B "$n") | $(ratio "$(med b A "$n")" "$(med b B "$n")") |"
 	done
 	echo
-	echo "## (c) Share of dispatches"
+	echo "## (c) Shares under the class maps of Documentation/dispatch.rst"
 	echo
-	echo "Completed 64 KiB reads over ${SHARE_T} s (after 2 s ramp), every client backlogged"
-	echo "(fio depth 16 per connection); share of the first client, %."
+	echo "$NMOVERS movers (127.0.0.16-21, $MCONNS connection(s) each) and customers (127.0.0.32-35,"
+	echo "one connection each), every connection backlogged (fio 64 KiB randread, depth 16 per"
+	echo "mover connection, $CUST_QD per customer connection)."
+	echo "Windows of ${SHARE_T} s. Dispatch share = READs dispatched for the customers' clients"
+	echo "among all READs dispatched (ksmbd_sched_dispatch tracepoint, at the server);"
+	echo "bytes share = bytes the server sent to the customers' addresses (tcp_info bytes_sent)."
+	echo "Percent, median (min-max) over $RUNS windows."
 	echo
-	echo "One customer connection (127.0.0.2) vs one host (127.0.0.3) with K connections;"
-	echo "B = per host. Fair: 50%."
+	echo "| map | prefixes | case | expected | dispatch share % | bytes share % | target |"
+	echo "|---|---|---|---|---|---|---|"
+	local e1 e4
+	e1=$(awk -v n="$NMOVERS" 'BEGIN { printf "%.1f", 100 / (n + 1) }')
+	e4=$(awk -v n="$NMOVERS" -v c="$NCUSTS" 'BEGIN { printf "%.1f", 100 * c / (n + c) }')
+	echo "| flat | nothing attached | 1 customer | by conns: $(awk -v n="$((NMOVERS * MCONNS))" 'BEGIN { printf "%.1f", 100 / (n + 1) }') | - | $(cell c A 1 10 5) | - |"
+	echo "| flat | nothing attached | $NCUSTS customers | by conns: $(awk -v n="$((NMOVERS * MCONNS))" -v c="$NCUSTS" 'BEGIN { printf "%.1f", 100 * c / (n + c) }') | - | $(cell c A "$NCUSTS" 10 5) | - |"
+	echo "| 1. per address | ::/0 -> 0 per-peer | 1 customer | $e1 | $(cell c per-address 1 10) | $(cell c per-address 1 10 5) | - |"
+	echo "| 1. per address | ::/0 -> 0 per-peer | $NCUSTS customers together | $e4 | $(cell c per-address "$NCUSTS" 10) | $(cell c per-address "$NCUSTS" 10 5) | - |"
+	echo "| 2. movers one class | + 127.0.0.16/29 -> 1 | 1 customer (2 classes) | 50.0 | $(cell c one-class 1 10) | $(cell c one-class 1 10 5) | 50+-1: $(within "$(med c one-class 1)" 500 10) |"
+	echo "| 2. movers one class | + 127.0.0.16/29 -> 1 | $NCUSTS customers together | $(awk -v c="$NCUSTS" 'BEGIN { printf "%.1f", 100 * c / (c + 1) }') | $(cell c one-class "$NCUSTS" 10) | $(cell c one-class "$NCUSTS" 10 5) | - |"
+	echo "| 3. weights 3:1 | 127.0.0.32/30 -> 1 weight 3, 127.0.0.16/29 -> 2 | class 1 ($NCUSTS conns) vs class 2 (movers) | 75.0 | $(cell c weights "$NCUSTS" 10) | $(cell c weights "$NCUSTS" 10 5) | 75+-2: $(within "$(med c weights "$NCUSTS")" 750 20) |"
 	echo
-	echo "| K | A | B (per host) |"
-	echo "|---|---|---|"
-	for k in $SHARE_KS; do
-		echo "| $k | $(cell s A "$k" 10) | $(cell s B "$k" 10) |"
-	done
+	echo "READs dispatched per window (median): $(awk '$1 == "c" && $2 != "A" { printf "%s%s/%s: %s", s, $2, $3, $6; s = ", " }' "$RAW" | head -c 400)."
+	echo "Requests waiting in the dispatcher at the end (map/customers: queued, max_inflight):" \
+		"$(awk '$1 == "cq" { printf "%s%s/%s: %s, %s", s, $2, $3, $4, $5; s = "; " }' "$RAW")."
 	echo
-	echo "Three movers (127.0.0.20-22, 4 connections each; the seed's six movers scaled down)"
-	echo "vs one customer (127.0.0.30, 1 connection): the customer's share."
+	echo "## (d) Cost: 4 KiB random read IOPS, budget sweep"
 	echo
-	echo "| map | prefixes | customer share % | fair |"
-	echo "|---|---|---|---|"
-	echo "| A | nothing attached | $(cell m A 0 10) | - |"
-	echo "| per address | ::/0 -> 0 per-peer | $(cell m per-address 0 10) | 25.0 |"
-	echo "| movers one class | 127.0.0.20/30 -> 1, ::/0 -> 0 per-peer | $(cell m one-class 0 10) | 50.0 |"
-	echo "| weights 3:1 | as above + 127.0.0.30/32 -> 2 weight 3 | $(cell m weights 0 10) | 75.0 |"
+	echo "fio 4 KiB randread, O_DIRECT, ${COST_T} s (after 1 s ramp), one fio process, $COST_RUNS runs;"
+	echo "per run A, then B (::/0 -> 0 per-peer) with its budget switched by 'smb-classify replace"
+	echo "max-inflight N' (order rotated per run). B0 = kernel default (max_inflight=${default_mi:-?})."
 	echo
-	echo "Targets: 2-class share 50+-1%, weights 3:1 75+-2%."
-	echo
-	echo "## (d) Cost: 4 KiB random read IOPS"
-	echo
-	echo "fio 4 KiB randread, O_DIRECT, ${COST_T} s (after 1 s ramp), $COST_RUNS runs, A and B interleaved."
-	echo
-	echo "| connections x depth | A IOPS | B IOPS | B/A |"
-	echo "|---|---|---|---|"
-	for k in 1x32 4x16; do
-		echo "| $k | $(cell d A "$k") | $(cell d B "$k") | $(ratio "$(med d B "$k")" "$(med d A "$k")") |"
+	local hdr="| connections x depth | A IOPS |" sep="|---|---|"
+	for b in $BUDGETS; do hdr+=" B max_inflight=$( ((b)) && echo "$b" || echo "default ${default_mi:-}") |"; sep+="---|"; done
+	for b in $BUDGETS; do hdr+=" B$b/A |"; sep+="---|"; done
+	echo "$hdr"
+	echo "$sep"
+	for k in $COST_CFGS; do
+		local row
+		row="| $k | $(cell d A "$k") |"
+		for b in $BUDGETS; do row+=" $(cell d "B$b" "$k") |"; done
+		for b in $BUDGETS; do row+=" $(ratio "$(med d "B$b" "$k")" "$(med d A "$k")") |"; done
+		echo "$row"
 	done
 	echo
 	echo "Target: B >= 0.99x A."
 	if [[ -n $(awk '$1 == "q"' "$RAW") ]]; then
 		echo
-		echo "Requests waiting in B's dispatcher when the movers stopped (K: queued):" \
+		echo "Requests waiting in B's dispatcher in (a) when the movers stopped (K: queued):" \
 			"$(awk '$1 == "q" { printf "%s%s: %s", s, $3, $4; s = ", " }' "$RAW")."
 	fi
 	} >"$MD"
 }
 
+t0=$SECONDS
+if [[ $WHAT == report ]]; then
+	# the tables again from an existing raw.tsv (BENCH_QUICK as for the run)
+	report
+	cat "$MD"
+	exit 0
+fi
 head -c 32M /dev/urandom >"$SMB_SHARE_DIR/big.bin"
 head -c 8M /dev/urandom >"$SMB_SHARE_DIR/small.bin"
-t0=$SECONDS
 case $WHAT in
 cost)
 	bench_cost
 	awk '$1 == "d"' "$RAW"
 	exit 0 ;;
-all)
-	bench_bursts; log "bursts: $((SECONDS - t0)) s"
-	bench_shares; log "shares: $((SECONDS - t0)) s"
-	bench_cost; log "cost: $((SECONDS - t0)) s"
+all|a|c|d)
+	[[ $WHAT == all || $WHAT == a ]] && { bench_bursts; log "bursts done"; }
+	[[ $WHAT == all || $WHAT == c ]] && { bench_shares; log "shares done"; }
+	[[ $WHAT == all || $WHAT == d ]] && { bench_cost; log "cost done"; }
 	report
 	cat "$MD" ;;
 *)
-	echo "usage: $0 [all|cost]" >&2; exit 2 ;;
+	echo "usage: $0 [all|a|c|d|cost|report]" >&2; exit 2 ;;
 esac
