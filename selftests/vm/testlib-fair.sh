@@ -180,3 +180,36 @@ fair_cleanup() {
 	sched_cleanup
 	echo 1 >"$SCHED_TRACE/tracing_on" 2>/dev/null || true
 }
+
+# Contested dispatches: ksmbd_sched_dispatch events of requests that
+# waited and were picked while at least two clients had waiting requests
+# (clients>=2).  Only there does the round-robin order decide who is
+# served; when one client's queue is empty the dispatcher is
+# work-conserving and serves whoever is waiting, which says nothing about
+# the policy.  Counting these makes the share independent of how fast the
+# clients themselves can submit (CPU speed, vCPUs).
+FAIR_CONTESTED='ksmbd_sched_dispatch: .*waited=1 clients=([2-9]|[1-9][0-9]+) '
+
+# fair_contested [PATTERN]: contested dispatches in the trace buffer
+# (matching PATTERN too, e.g. ' class=1 ' or ' client=1/::ffff:127.0.0.2 ').
+fair_contested() {
+	grep -E "$FAIR_CONTESTED" "$SCHED_TRACE/trace" | grep -c -- "${1:-}" || true
+}
+fair_contested_reached() { (( $(fair_contested) >= $1 )); }
+
+# fair_trace_window N: with the dispatch tracepoint on (fair_trace_dispatch_on)
+# and clients started, trace from the moment two clients wait until N
+# contested dispatches are in the buffer (bounded: 60 s to start, 120 s to
+# count).  Returns 1 if the window never started or never reached N.
+fair_trace_window() {
+	local n=$1
+	vm_poll 60 fair_at_least clients 2 || {
+		echo "window: never 2 clients waiting"; return 1; }
+	: >"$SCHED_TRACE/trace"
+	echo 1 >"$SCHED_TRACE/tracing_on"
+	vm_poll 120 fair_contested_reached "$n" || {
+		echo 0 >"$SCHED_TRACE/tracing_on"
+		echo "window: only $(fair_contested) contested dispatches in 120 s"
+		return 1; }
+	echo 0 >"$SCHED_TRACE/tracing_on"
+}

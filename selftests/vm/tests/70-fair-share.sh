@@ -3,10 +3,11 @@
 #
 # Shares of dispatches between backlogged clients.  The dispatcher has a
 # budget of 2 (prefix_inflight2), so with five fio readers of 64 KiB at
-# queue depth 16-32 nearly every request waits in it and its weighted
-# round-robin order alone decides who is served.  Counted over a window
-# that starts when both clients have waiting requests and ends after
-# FAIR_N dispatches, no clock involved:
+# queue depth 16-32 most requests wait in it.  Counted with the
+# ksmbd_sched_dispatch tracepoint over the contested dispatches (picked
+# while both clients had waiting requests: clients>=2, where the weighted
+# round-robin order alone decides who is served), FAIR_N of them, no
+# clock involved:
 #   two classes, 1 connection vs 4:         each 50% +-3%
 #   the same with weights 3:1:               75% / 25% +-3%
 #   one PER_PEER class, peer .2 (1 conn) vs
@@ -23,7 +24,7 @@ source "$VM_DIR/testlib-sched.sh"
 source "$VM_DIR/testlib-fair.sh"
 trap fair_cleanup EXIT
 
-N=${FAIR_N:-2000}	# dispatches per window
+N=${FAIR_N:-2000}	# contested dispatches per window
 TOL=30			# per mille
 RUNTIME=120		# fio's bound; stopped once the window is counted
 
@@ -58,18 +59,28 @@ stop_clients() {
 	smb-classify unload >/dev/null
 }
 
+# share_of DESC PAT_A PAT_B WANT_PERMILLE: share of contested dispatches
+# matching PAT_A among those matching PAT_A or PAT_B.
+share_of() {
+	local desc=$1 a b
+	a=$(fair_contested "$2")
+	b=$(fair_contested "$3")
+	echo "$desc: $a vs $b contested dispatches; lost events $(fair_trace_overruns)"
+	vm_check "$desc: no trace events lost" test "$(fair_trace_overruns)" = 0
+	vm_check "$desc: >= $N contested dispatches" test $(( a + b )) -ge "$N"
+	(( a + b > 0 )) &&
+		fair_share_ok "$desc" "$(fair_permille "$a" $(( a + b )))" "$4" "$TOL"
+}
+
 # ---- two classes, equal weights ------------------------------------------
 fair_load 2
 smb-classify prefix add 127.0.0.2/32 1 >/dev/null
 smb-classify prefix add 127.0.0.3/32 2 >/dev/null
-start_clients 16
-if fair_window 2 "$N" 1 2; then
-	d1=${FAIR_DELTA[1]} d2=${FAIR_DELTA[2]}
-	echo "2 classes: class 1 (1 conn) $d1, class 2 (4 conns) $d2; clients<2 in $FAIR_SHORT of $FAIR_SAMPLES samples"
-	fair_share_ok "class 1 (1 conn) share vs class 2 (4 conns)" \
-		"$(fair_permille "$d1" $(( d1 + d2 )))" 500 "$TOL"
-	vm_check "queued requests in the window (the dispatcher was the bottleneck)" \
-		fair_at_least queued 2
+fair_trace_dispatch_on
+start_clients 32
+if fair_trace_window "$N"; then
+	share_of "class 1 (1 conn) share vs class 2 (4 conns)" \
+		' class=1 ' ' class=2 ' 500
 else
 	vm_fail "2 classes: no counting window"
 fi
@@ -79,12 +90,11 @@ stop_clients "2 classes"
 fair_load 2
 smb-classify prefix add 127.0.0.2/32 1 weight 3 >/dev/null
 smb-classify prefix add 127.0.0.3/32 2 >/dev/null
+fair_trace_dispatch_on
 start_clients 32
-if fair_window 2 "$N" 1 2; then
-	d1=${FAIR_DELTA[1]} d2=${FAIR_DELTA[2]}
-	echo "weights 3:1: class 1 (1 conn, weight 3) $d1, class 2 (4 conns) $d2; clients<2 in $FAIR_SHORT of $FAIR_SAMPLES samples"
-	fair_share_ok "class 1 weight 3 (1 conn) share vs class 2 weight 1 (4 conns)" \
-		"$(fair_permille "$d1" $(( d1 + d2 )))" 750 "$TOL"
+if fair_trace_window "$N"; then
+	share_of "class 1 weight 3 (1 conn) share vs class 2 weight 1 (4 conns)" \
+		' class=1 ' ' class=2 ' 750
 else
 	vm_fail "weights 3:1: no counting window"
 fi
@@ -94,33 +104,15 @@ stop_clients "weights 3:1"
 fair_load 2
 smb-classify prefix add 127.0.0.0/8 1 per-peer >/dev/null
 fair_trace_dispatch_on
-start_clients 16
-# Trace only while both peers have waiting requests.
-if vm_poll 60 fair_at_least clients 2; then
-	echo 1 >"$SCHED_TRACE/tracing_on"
-	base=$(fair_class_field 1 dispatched)
-	vm_poll 120 fair_sum_reached $(( base + N )) 1 || true
-	echo 0 >"$SCHED_TRACE/tracing_on"
-	clients_end=$(sched_proc clients)
-	cat "$SCHED_TRACE/trace" >"$TEST_RESULTS/per-peer.trace" 2>/dev/null ||
-		cat "$SCHED_TRACE/trace" >"$sched_tmp/per-peer.trace"
-	tr=$TEST_RESULTS/per-peer.trace
-	[[ -s $tr ]] || tr=$sched_tmp/per-peer.trace
-	p2=$(grep -c 'ksmbd_sched_dispatch:.* client=1/::ffff:127\.0\.0\.2 .*waited=1' "$tr" || true)
-	p3=$(grep -c 'ksmbd_sched_dispatch:.* client=1/::ffff:127\.0\.0\.3 .*waited=1' "$tr" || true)
-	other=$(grep 'ksmbd_sched_dispatch:.*waited=1' "$tr" |
-		grep -vc 'client=1/::ffff:127\.0\.0\.[23] ' || true)
-	echo "per-peer: peer .2 (1 conn) $p2, peer .3 (4 conns) $p3, other $other; lost events $(fair_trace_overruns)"
-	vm_check "per-peer: both peers waiting at the end of the window" test "$clients_end" -ge 2
-	vm_check "per-peer: no trace events lost" test "$(fair_trace_overruns)" = 0
-	vm_check "per-peer: >= $N traced dispatches" test $(( p2 + p3 )) -ge "$N"
-	vm_check "per-peer: no dispatch of another client" test "$other" = 0
-	if (( p2 + p3 > 0 )); then
-		fair_share_ok "per-peer: peer .2 (1 conn) share vs peer .3 (4 conns)" \
-			"$(fair_permille "$p2" $(( p2 + p3 )))" 500 "$TOL"
-	fi
+start_clients 32
+if fair_trace_window "$N"; then
+	share_of "per-peer: peer .2 (1 conn) share vs peer .3 (4 conns)" \
+		' client=1/::ffff:127.0.0.2 ' ' client=1/::ffff:127.0.0.3 ' 500
+	vm_check "per-peer: every contested dispatch is of peer .2 or .3" \
+		test "$(fair_contested)" -eq \
+		$(( $(fair_contested ' client=1/::ffff:127.0.0.2 ') + $(fair_contested ' client=1/::ffff:127.0.0.3 ') ))
 else
-	vm_fail "per-peer: never 2 clients waiting"
+	vm_fail "per-peer: no counting window"
 fi
 stop_clients "per-peer"
 

@@ -481,6 +481,7 @@ static void ksmbd_sched_pick_locked(struct ksmbd_sched_disp *d,
 		work = list_first_entry(&c->data, struct ksmbd_work,
 					sched.entry);
 		list_move_tail(&work->sched.entry, batch);
+		work->sched.clients = min_t(u32, d->nclients, U16_MAX);
 		work->sched.slot = true;
 		d->inflight++;
 		d->queued--;
@@ -527,6 +528,7 @@ static void ksmbd_sched_run_batch(struct ksmbd_sched_disp *d,
 						   work->sched.verdict,
 						   work->sched.bytes,
 						   work->sched.slot,
+						   work->sched.clients,
 						   now - work->sched.qtime_ns);
 		}
 		ksmbd_sched_run(work);

@@ -124,18 +124,22 @@ TRACE_EVENT(ksmbd_sched_req,
  * @client is the class id, and the peer when the class is PER_PEER
  * (else the peer prints as ::).  @waited is 0 for control requests and
  * for requests dispatched at once after a detach; they never wait.
+ * @clients is the number of clients that had waiting requests when this
+ * one was picked: the round-robin order decides between them (1: no
+ * competition; 0: did not wait).
  */
 TRACE_EVENT(ksmbd_sched_dispatch,
 	TP_PROTO(u32 netns_ino, u32 class_word, const u8 *peer, u16 command,
-		 u32 verdict, u32 bytes, bool waited, u64 wait_ns),
+		 u32 verdict, u32 bytes, bool waited, u16 clients, u64 wait_ns),
 	TP_ARGS(netns_ino, class_word, peer, command, verdict, bytes, waited,
-		wait_ns),
+		clients, wait_ns),
 	TP_STRUCT__entry(
 		__field(u32, netns_ino)
 		__field(u32, class_word)
 		__array(u8, peer, 16)
 		__field(u16, command)
 		__field(bool, waited)
+		__field(u16, clients)
 		__field(u32, verdict)
 		__field(u32, bytes)
 		__field(u64, wait_ns)
@@ -146,18 +150,20 @@ TRACE_EVENT(ksmbd_sched_dispatch,
 		memcpy(__entry->peer, peer, 16);
 		__entry->command = command;
 		__entry->waited = waited;
+		__entry->clients = clients;
 		__entry->verdict = verdict;
 		__entry->bytes = bytes;
 		__entry->wait_ns = wait_ns;
 	),
-	TP_printk("netns=%u class=%u client=%u/%pI6c cmd=%s queue=%s bytes=%u waited=%d wait_ns=%llu",
+	TP_printk("netns=%u class=%u client=%u/%pI6c cmd=%s queue=%s bytes=%u waited=%d clients=%u wait_ns=%llu",
 		  __entry->netns_ino,
 		  KSMBD_SCHED_CLASS_ID_OF(__entry->class_word),
 		  KSMBD_SCHED_CLASS_ID_OF(__entry->class_word), __entry->peer,
 		  show_smb2_command(__entry->command),
 		  (__entry->verdict & KSMBD_SCHED_VERDICT_QUEUE_MASK) ==
 			KSMBD_SCHED_QUEUE_UNBOUND ? "unbound" : "percpu",
-		  __entry->bytes, __entry->waited, __entry->wait_ns)
+		  __entry->bytes, __entry->waited, __entry->clients,
+		  __entry->wait_ns)
 );
 
 /**

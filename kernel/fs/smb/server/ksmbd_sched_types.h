@@ -22,6 +22,8 @@ struct ksmbd_read_payload;
  * @bytes:    READ/WRITE length in bytes, 0 for other commands
  * @command:  SMB2 command of the first PDU, KSMBD_SCHED_CMD_UNKNOWN if
  *            not visible
+ * @clients:  clients with waiting requests when it was picked (0: it
+ *            did not wait), for the dispatch tracepoint
  * @slot:     it holds one of the dispatcher's in-flight slots
  * @payload:  page-backed READ data to send spliced, or NULL
  */
@@ -32,6 +34,7 @@ struct ksmbd_sched_work {
 	u32			verdict;
 	u32			bytes;
 	u16			command;
+	u16			clients;
 	bool			slot;
 	struct ksmbd_read_payload *payload;
 };
