@@ -18,26 +18,11 @@
 #include <string.h>
 
 #include "cidr.h"
+#include "classword.h"
 
 static const unsigned char v4mapped_prefix[12] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
 };
-
-static int cidr_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-		/* The message quotes user input: keep it one line. */
-		for (; *err; err++)
-			if ((unsigned char)*err < 0x20 || *err == 0x7f)
-				*err = '?';
-	}
-	return -EINVAL;
-}
 
 /* Strict IPv4 dotted quad: exactly four octets, digits only, no "01". */
 static bool ipv4_text_is_strict(const char *s)
@@ -110,31 +95,31 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
 	size_t alen;
 
 	if (!s || !*s)
-		return cidr_err(err, errlen, "empty prefix");
+		return parse_error(err, errlen, "empty prefix");
 	slash = strchr(s, '/');
 	if (!slash)
-		return cidr_err(err, errlen,
+		return parse_error(err, errlen,
 				"'%.60s': missing prefix length (one host is /32 or /128)",
 				s);
 	alen = slash - s;
 	if (alen == 0)
-		return cidr_err(err, errlen, "'%.60s': missing address", s);
+		return parse_error(err, errlen, "'%.60s': missing address", s);
 	if (alen >= sizeof(addr))
-		return cidr_err(err, errlen, "'%.60s': address too long", s);
+		return parse_error(err, errlen, "'%.60s': address too long", s);
 	memcpy(addr, s, alen);
 	addr[alen] = '\0';
 
 	v6 = strchr(addr, ':') != NULL;
 	if (v6) {
 		if (inet_pton(AF_INET6, addr, a) != 1)
-			return cidr_err(err, errlen,
+			return parse_error(err, errlen,
 					"'%.60s': not an IPv6 address", addr);
 		max = 128;
 		off = 0;
 	} else {
 		if (!ipv4_text_is_strict(addr) ||
 		    inet_pton(AF_INET, addr, a + 12) != 1)
-			return cidr_err(err, errlen,
+			return parse_error(err, errlen,
 					"'%.60s': not an IPv4 address (four decimal octets 0-255, no leading zeros)",
 					addr);
 		memcpy(a, v4mapped_prefix, sizeof(v4mapped_prefix));
@@ -146,10 +131,10 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
 	case 0:
 		break;
 	case -ERANGE:
-		return cidr_err(err, errlen,
+		return parse_error(err, errlen,
 				"'%.60s': prefix length above %u", s, max);
 	default:
-		return cidr_err(err, errlen,
+		return parse_error(err, errlen,
 				"'%.60s': prefix length must be a decimal 0-%u",
 				s, max);
 	}
@@ -166,7 +151,7 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
 	if (host_bits) {
 		inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? a : a + 12,
 			  net, sizeof(net));
-		return cidr_err(err, errlen,
+		return parse_error(err, errlen,
 				"'%.60s': host bits set; the network is %s/%u",
 				s, net, len - off);
 	}

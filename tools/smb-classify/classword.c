@@ -73,7 +73,17 @@ void class_word_decode(uint32_t word, struct class_spec *spec)
 	spec->per_peer = !!(word & KSMBD_SCHED_CLASS_PER_PEER);
 }
 
-static int spec_err(char *err, size_t errlen, const char *fmt, ...)
+/**
+ * parse_error() - format a parser's error message into @err
+ * @err:    buffer, or NULL
+ * @errlen: its size
+ * @fmt:    printf format; the message may quote user input
+ *
+ * Control characters are replaced by '?', so the message stays one line.
+ *
+ * Return: -EINVAL, for the parser to return.
+ */
+int parse_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -89,8 +99,14 @@ static int spec_err(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Command words may be abbreviated, as in bpftool and ip. */
-static bool is_prefix(const char *word, const char *of)
+/**
+ * word_abbrev() - @word is a non-empty abbreviation of keyword @of
+ * @word: what the user wrote
+ * @of:   the keyword
+ *
+ * Command words may be abbreviated, as in bpftool and ip.
+ */
+bool word_abbrev(const char *word, const char *of)
 {
 	size_t n = strlen(word);
 
@@ -117,37 +133,37 @@ int class_spec_parse(int argc, char **argv, struct class_spec *spec,
 	int i, r;
 
 	if (argc < 1 || !argv[0])
-		return spec_err(err, errlen, "missing CLASS");
+		return parse_error(err, errlen, "missing CLASS");
 	r = parse_uint(argv[0], CLASS_ID_MAX, &v);
 	if (r)
-		return spec_err(err, errlen,
+		return parse_error(err, errlen,
 				"class '%.40s': %s", argv[0],
 				r == -ERANGE ? "above 65535" :
 				"must be a decimal 0-65535");
 	s.id = v;
 
 	for (i = 1; i < argc; i++) {
-		if (is_prefix(argv[i], "weight")) {
+		if (word_abbrev(argv[i], "weight")) {
 			if (have_weight)
-				return spec_err(err, errlen,
+				return parse_error(err, errlen,
 						"weight given twice");
 			if (++i >= argc)
-				return spec_err(err, errlen,
+				return parse_error(err, errlen,
 						"weight: missing value");
 			r = parse_uint(argv[i], CLASS_WEIGHT_MAX, &v);
 			if (r || v < CLASS_WEIGHT_MIN)
-				return spec_err(err, errlen,
+				return parse_error(err, errlen,
 						"weight '%.40s': must be a decimal 1-255",
 						argv[i]);
 			s.weight = v;
 			have_weight = true;
-		} else if (is_prefix(argv[i], "per-peer")) {
+		} else if (word_abbrev(argv[i], "per-peer")) {
 			if (s.per_peer)
-				return spec_err(err, errlen,
+				return parse_error(err, errlen,
 						"per-peer given twice");
 			s.per_peer = true;
 		} else {
-			return spec_err(err, errlen,
+			return parse_error(err, errlen,
 					"'%.40s': expected 'weight W' or 'per-peer'",
 					argv[i]);
 		}

@@ -88,20 +88,6 @@ void p_info(const char *fmt, ...)
 	putchar('\n');
 }
 
-/**
- * is_prefix() - whether a command word abbreviates a keyword
- * @word: what the user typed; must not be empty.
- * @of:   the keyword.
- *
- * Return: true when @word is a non-empty prefix of @of.
- */
-bool is_prefix(const char *word, const char *of)
-{
-	size_t n = strlen(word);
-
-	return n && !strncmp(word, of, n);
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
@@ -344,7 +330,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		if (!is_prefix(argv[0], cmds[i].name))
+		if (!word_abbrev(argv[0], cmds[i].name))
 			continue;
 		if (count_arg && cmds[i].func != do_trace) {
 			p_err("-c/--count is an option of trace only");

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "classword.h"
 #include "json.h"
 #include "kstat.h"
 
@@ -29,7 +30,6 @@ extern struct json_writer *jw;
 
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-bool is_prefix(const char *word, const char *of);
 
 /**
  * struct ns_ctx - the network namespace a command works on

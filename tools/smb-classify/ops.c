@@ -336,7 +336,7 @@ int do_load(int argc, char **argv, bool replace)
 	for (i = 0; i < (int)NSHARED; i++)
 		map_fd[i] = -1;
 	for (i = 0; i < argc; i++) {
-		if (is_prefix(argv[i], "max-inflight")) {
+		if (word_abbrev(argv[i], "max-inflight")) {
 			if (have_max) {
 				p_err("%s: max-inflight given twice", cmd);
 				return -EINVAL;

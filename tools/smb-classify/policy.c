@@ -320,13 +320,13 @@ int do_policy(int argc, char **argv)
 		p_err("policy: missing command (set, del, show)");
 		return -EINVAL;
 	}
-	if (is_prefix(argv[0], "set"))
+	if (word_abbrev(argv[0], "set"))
 		return policy_set(argc - 1, argv + 1);
-	if (is_prefix(argv[0], "delete"))
+	if (word_abbrev(argv[0], "delete"))
 		return policy_del(argc - 1, argv + 1);
-	if (is_prefix(argv[0], "show") || is_prefix(argv[0], "list"))
+	if (word_abbrev(argv[0], "show") || word_abbrev(argv[0], "list"))
 		return policy_show(argc - 1, argv + 1);
-	if (is_prefix(argv[0], "help")) {
+	if (word_abbrev(argv[0], "help")) {
 		policy_usage();
 		return 0;
 	}

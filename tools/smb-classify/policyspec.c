@@ -12,30 +12,6 @@
 #include "classword.h"
 #include "policyspec.h"
 
-static int ps_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-		/* The message quotes user input: keep it one line. */
-		for (; *err; err++)
-			if ((unsigned char)*err < 0x20 || *err == 0x7f)
-				*err = '?';
-	}
-	return -EINVAL;
-}
-
-/* Command words may be abbreviated, as in bpftool and ip. */
-static bool word_is(const char *word, const char *of)
-{
-	size_t n = strlen(word);
-
-	return n && !strncmp(word, of, n);
-}
-
 /**
  * parse_policy_bytes() - a threshold of "policy set"
  * @s:   "off", or a strict decimal (as parse_uint(): no sign, spaces or
@@ -108,13 +84,13 @@ static int bytes_arg(const char *kw, const char *val, uint32_t *out,
 	int r;
 
 	if (!val)
-		return ps_err(err, errlen, "%s: missing value", kw);
+		return parse_error(err, errlen, "%s: missing value", kw);
 	r = parse_policy_bytes(val, out);
 	if (r == -ERANGE)
-		return ps_err(err, errlen, "%s '%.40s': above 16 MiB (16M)",
+		return parse_error(err, errlen, "%s '%.40s': above 16 MiB (16M)",
 			      kw, val);
 	if (r)
-		return ps_err(err, errlen,
+		return parse_error(err, errlen,
 			      "%s '%.40s': must be 'off' or decimal bytes 0-16777216, optionally with K or M (64K, 1M)",
 			      kw, val);
 	return 0;
@@ -139,41 +115,41 @@ int policy_args_parse(int argc, char **argv, struct policy_args *pa,
 	int i, r;
 
 	if (argc < 1 || !argv[0])
-		return ps_err(err, errlen, "missing CLASS");
+		return parse_error(err, errlen, "missing CLASS");
 	r = parse_uint(argv[0], CLASS_ID_MAX, &v);
 	if (r)
-		return ps_err(err, errlen, "class '%.40s': %s", argv[0],
+		return parse_error(err, errlen, "class '%.40s': %s", argv[0],
 			      r == -ERANGE ? "above 65535" :
 			      "must be a decimal 0-65535");
 	a.id = v;
 	for (i = 1; i < argc; i++) {
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (word_is(argv[i], "splice-min")) {
+		if (word_abbrev(argv[i], "splice-min")) {
 			if (a.has_splice_min)
-				return ps_err(err, errlen,
+				return parse_error(err, errlen,
 					      "splice-min given twice");
 			if (bytes_arg("splice-min", val, &a.splice_min, err,
 				      errlen))
 				return -EINVAL;
 			a.has_splice_min = true;
-		} else if (word_is(argv[i], "unbound-min")) {
+		} else if (word_abbrev(argv[i], "unbound-min")) {
 			if (a.has_unbound_min)
-				return ps_err(err, errlen,
+				return parse_error(err, errlen,
 					      "unbound-min given twice");
 			if (bytes_arg("unbound-min", val, &a.unbound_min, err,
 				      errlen))
 				return -EINVAL;
 			a.has_unbound_min = true;
 		} else {
-			return ps_err(err, errlen,
+			return parse_error(err, errlen,
 				      "'%.40s': expected 'splice-min N|off' or 'unbound-min N|off'",
 				      argv[i]);
 		}
 		i++;
 	}
 	if (!a.has_splice_min && !a.has_unbound_min)
-		return ps_err(err, errlen,
+		return parse_error(err, errlen,
 			      "missing 'splice-min N|off' or 'unbound-min N|off'");
 	*pa = a;
 	return 0;
@@ -209,9 +185,9 @@ int parse_max_inflight(const char *s, uint32_t *out, char *err,
 	unsigned long v;
 
 	if (!s)
-		return ps_err(err, errlen, "max-inflight: missing value");
+		return parse_error(err, errlen, "max-inflight: missing value");
 	if (parse_uint(s, KSMBD_SCHED_MAX_INFLIGHT_LIMIT, &v))
-		return ps_err(err, errlen,
+		return parse_error(err, errlen,
 			      "max-inflight '%.40s': must be a decimal 0-%u (0: kernel default)",
 			      s, KSMBD_SCHED_MAX_INFLIGHT_LIMIT);
 	*out = v;

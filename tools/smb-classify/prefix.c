@@ -314,13 +314,13 @@ int do_prefix(int argc, char **argv)
 		p_err("prefix: missing command (add, del, list)");
 		return -EINVAL;
 	}
-	if (is_prefix(argv[0], "add"))
+	if (word_abbrev(argv[0], "add"))
 		return prefix_add(argc - 1, argv + 1);
-	if (is_prefix(argv[0], "delete"))
+	if (word_abbrev(argv[0], "delete"))
 		return prefix_del(argc - 1, argv + 1);
-	if (is_prefix(argv[0], "list") || is_prefix(argv[0], "show"))
+	if (word_abbrev(argv[0], "list") || word_abbrev(argv[0], "show"))
 		return prefix_list(argc - 1, argv + 1);
-	if (is_prefix(argv[0], "help")) {
+	if (word_abbrev(argv[0], "help")) {
 		prefix_usage();
 		return 0;
 	}
