@@ -11,6 +11,8 @@
 #   READ   4 KiB: copy vs the default policy (no entry: splice-min 64K)
 #   WRITE  sequential, libaio, direct, 4 KiB / 64 KiB / 1 MiB at QD1 and
 #          QD32: per-CPU (unbound-min off) vs unbound (unbound-min 0)
+#   READ   spliced, 64 KiB / 256 KiB / 1 MiB: payload pages of order 0
+#          vs 2 vs 4 (/sys/module/ksmbd/parameters/read_payload_order)
 # A and B alternate within each repeat; medians of RUNS repeats, and the
 # min/max of the per-repeat B/A ratios.  A path check before the READ
 # runs: a spliced 1 MiB READ shows path=splice, a copied one path=copy.
@@ -29,15 +31,18 @@ M=/tmp/bench-splice-mnt
 : >"$RAW"
 
 if (( QUICK )); then
-	RUNS=1 T=3 RSIZES="4k 64k 1m" WSIZES="4k 1m"
+	RUNS=1 T=3 RSIZES="4k 64k 1m" WSIZES="4k 1m" OSIZES="1m" ORDERS="0 4"
 else
 	RUNS=3 T=5 RSIZES="4k 16k 32k 64k 128k 256k 1m" WSIZES="4k 64k 1m"
+	OSIZES="64k 256k 1m" ORDERS="0 2 4"
 fi
+ORDER_PARAM=/sys/module/ksmbd/parameters/read_payload_order
 
 log() { echo "bench: $*" >&2; }
 cleanup() {
 	mountpoint -q "$M" && umount "$M"
 	smb-classify unload >/dev/null 2>&1
+	[[ -w $ORDER_PARAM ]] && echo 0 >"$ORDER_PARAM"
 	return 0
 }
 trap cleanup EXIT
@@ -105,6 +110,28 @@ for bs in $WSIZES; do
 	for qd in 1 32; do cell write write "$bs" "$qd" percpu unbound; done
 done
 
+# order_cell BS: spliced READs, RUNS repeats of every order (rotated per
+# repeat); raw rows "order read BS 1 oN RUN BW MEAN P99".
+order_cell() {
+	local bs=$1 r o os res
+	policy splice
+	for (( r = 1; r <= RUNS; r++ )); do
+		os=$(awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }' <<<"$ORDERS")
+		for o in $os; do
+			echo "$o" >"$ORDER_PARAM"
+			res=$(fio_run read "$bs" 1)
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' order read "$bs" 1 "o$o" "$r" "${res// /$'\t'}" >>"$RAW"
+			log "order read bs=$bs order $o run $r: $res"
+		done
+	done
+	echo 0 >"$ORDER_PARAM"
+}
+if [[ -w $ORDER_PARAM ]]; then
+	for bs in $OSIZES; do order_cell "$bs"; done
+else
+	log "no $ORDER_PARAM: order comparison skipped"
+fi
+
 # ---- tables ----------------------------------------------------------------
 # summary GROUP RW BS QD A B: one table row.
 summary() {
@@ -133,6 +160,18 @@ summary() {
 	}' "$RAW"
 }
 
+# ostat BS POLICY COL bw|lat|med: the order rows' column COL as
+# "med (min-max)" in MiB/s (bw), the median in us (lat), or the raw median.
+ostat() {
+	awk -F'\t' -v bs="$1" -v p="$2" -v c="$3" '$1 == "order" && $3 == bs && $5 == p && $c != "-" { print $c }' "$RAW" |
+		sort -g | awk -v f="$4" '{ v[NR] = $1 } END {
+			if (!NR) { print "-"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			if (f == "bw") printf "%.1f (%.1f-%.1f)", m / 1024, v[1] / 1024, v[NR] / 1024
+			else if (f == "lat") printf "%.0f", m
+			else print m }'
+}
+
 hdr() {
 	echo
 	echo "### $1"
@@ -159,6 +198,28 @@ hdr() {
 	hdr "WRITE: per-CPU (unbound-min off) = A vs unbound (unbound-min 0) = B; targets >= 1.5x at 1 MiB QD32, >= 0.98x at 4 KiB and QD1" per-CPU unbound
 	for bs in $WSIZES; do
 		for qd in 1 32; do summary write write "$bs" "$qd" percpu unbound; done
+	done
+	echo
+	echo "### READ, spliced (splice-min 0): payload pages of order 0 vs 2 vs 4 (read_payload_order)"
+	echo
+	echo "MiB/s, median (min-max) over $RUNS runs (order rotated per run); ratios of medians to order 0;"
+	echo "mean completion latency in us (median)."
+	echo
+	hd="| size |" sp="|---|"
+	for o in $ORDERS; do hd+=" order $o MiB/s |"; sp+="---|"; done
+	for o in $ORDERS; do [[ $o == 0 ]] || { hd+=" order $o / order 0 |"; sp+="---|"; }; done
+	for o in $ORDERS; do hd+=" order $o mean clat us |"; sp+="---|"; done
+	echo "$hd"
+	echo "$sp"
+	for bs in $OSIZES; do
+		row="| $bs |"
+		for o in $ORDERS; do row+=" $(ostat "$bs" "o$o" 7 bw) |"; done
+		for o in $ORDERS; do
+			[[ $o == 0 ]] && continue
+			row+=" $(awk -v a="$(ostat "$bs" "o$o" 7 med)" -v b="$(ostat "$bs" o0 7 med)" 'BEGIN { if (a == "-" || b == "-" || !b) print "-"; else printf "%.3f", a / b }') |"
+		done
+		for o in $ORDERS; do row+=" $(ostat "$bs" "o$o" 8 lat) |"; done
+		echo "$row"
 	done
 } >"$MD"
 cat "$MD"

@@ -4,7 +4,7 @@
 # selftests/bench/read-splice.sh: the zero-copy READ / unbound WRITE
 # benchmark.  Boots the test VM once (selftests/vm/run) and runs
 # selftests/bench/in-vm-splice.sh there; writes $OUT/bench-splice.md (and
-# splice-raw.tsv) and prints it.  About 13 minutes; BENCH_QUICK=1 about 3.
+# splice-raw.tsv) and prints it.  About 17 minutes; BENCH_QUICK=1 about 4.
 #
 # Environment: OUT (default $CACHE_DIR/bench/splice-DATE), BENCH_QUICK,
 # KERNEL, CACHE_DIR, VM_TIMEOUT as for selftests/vm/run.
