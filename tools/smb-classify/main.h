@@ -69,6 +69,9 @@ int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd);
 int prefixes_count(int map_fd, unsigned int *count);
 int policy_open(struct ns_ctx *ns, bool create, int *map_fd);
 int map_count(int map_fd, unsigned int key_size, unsigned int *count);
+int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz,
+		     size_t voff, int (*cmp)(const void *, const void *),
+		     void **out, unsigned int *count);
 
 int do_load(int argc, char **argv, bool replace);
 int do_unload(int argc, char **argv);

@@ -10,6 +10,7 @@
  * every argument is checked before anything is written.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,46 +183,14 @@ static int entry_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Read all entries of the map, sorted. */
 static int read_entries(int map_fd, struct policy_entry **out,
 			unsigned int *count)
 {
-	struct policy_entry *e = NULL, *tmp;
-	unsigned int n = 0, cap = 0;
-	__u32 key, next;
-	void *prev = NULL;
-	int err;
-
-	while (!(err = bpf_map_get_next_key(map_fd, prev, &next))) {
-		key = next;
-		prev = &key;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(e, cap * sizeof(*e));
-			if (!tmp) {
-				free(e);
-				p_err("out of memory");
-				return -ENOMEM;
-			}
-			e = tmp;
-		}
-		e[n].id = key;
-		err = bpf_map_lookup_elem(map_fd, &key, &e[n].p);
-		if (err == -ENOENT)	/* deleted meanwhile */
-			continue;
-		if (err)
-			break;
-		n++;
-	}
-	if (err != -ENOENT) {
-		p_err("cannot read the policy map: %s", strerror(-err));
-		free(e);
-		return err;
-	}
-	if (n)
-		qsort(e, n, sizeof(*e), entry_cmp);
-	*out = e;
-	*count = n;
-	return 0;
+	return map_read_entries(map_fd, "policy", sizeof(**out),
+				sizeof((*out)->id),
+				offsetof(struct policy_entry, p), entry_cmp,
+				(void **)out, count);
 }
 
 static void show_row(const char *cls, const struct smb_policy *p,

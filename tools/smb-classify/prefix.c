@@ -7,6 +7,7 @@
  * change (nor a bpffs mount or directory) behind.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,47 +180,14 @@ static int entry_cmp(const void *a, const void *b)
 			&((const struct prefix_entry *)b)->key);
 }
 
-/* Read all entries of the map, sorted for "prefix list". */
+/* Read all entries of the map, sorted. */
 static int read_entries(int map_fd, struct prefix_entry **out,
 			unsigned int *count)
 {
-	struct prefix_entry *e = NULL, *tmp;
-	struct smb_prefix_key key, next;
-	unsigned int n = 0, cap = 0;
-	void *prev = NULL;
-	int err;
-
-	while (!(err = bpf_map_get_next_key(map_fd, prev, &next))) {
-		key = next;
-		prev = &key;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(e, cap * sizeof(*e));
-			if (!tmp) {
-				free(e);
-				p_err("out of memory");
-				return -ENOMEM;
-			}
-			e = tmp;
-		}
-		e[n].key = key;
-		err = bpf_map_lookup_elem(map_fd, &key, &e[n].word);
-		if (err == -ENOENT)	/* deleted meanwhile */
-			continue;
-		if (err)
-			break;
-		n++;
-	}
-	if (err != -ENOENT) {
-		p_err("cannot read the prefixes map: %s", strerror(-err));
-		free(e);
-		return err;
-	}
-	if (n)
-		qsort(e, n, sizeof(*e), entry_cmp);
-	*out = e;
-	*count = n;
-	return 0;
+	return map_read_entries(map_fd, "prefixes", sizeof(**out),
+				sizeof((*out)->key),
+				offsetof(struct prefix_entry, word), entry_cmp,
+				(void **)out, count);
 }
 
 static int prefix_list(int argc, char **argv)
