@@ -412,8 +412,8 @@ report() {
 	local e1 e4
 	e1=$(awk -v n="$NMOVERS" 'BEGIN { printf "%.1f", 100 / (n + 1) }')
 	e4=$(awk -v n="$NMOVERS" -v c="$NCUSTS" 'BEGIN { printf "%.1f", 100 * c / (n + c) }')
-	echo "| flat | nothing attached | 1 customer | by conns: $(awk -v n="$((NMOVERS * MCONNS))" 'BEGIN { printf "%.1f", 100 / (n + 1) }') | - | $(cell c A 1 10 5) | - |"
-	echo "| flat | nothing attached | $NCUSTS customers | by conns: $(awk -v n="$((NMOVERS * MCONNS))" -v c="$NCUSTS" 'BEGIN { printf "%.1f", 100 * c / (n + c) }') | - | $(cell c A "$NCUSTS" 10 5) | - |"
+	echo "| flat | nothing attached | 1 customer | by requests outstanding: $(awk -v n="$((NMOVERS * MCONNS * 16))" -v q="$CUST_QD" 'BEGIN { printf "%.1f", 100 * q / (n + q) }') | - | $(cell c A 1 10 5) | - |"
+	echo "| flat | nothing attached | $NCUSTS customers | by requests outstanding: $(awk -v n="$((NMOVERS * MCONNS * 16))" -v q="$((NCUSTS * CUST_QD))" 'BEGIN { printf "%.1f", 100 * q / (n + q) }') | - | $(cell c A "$NCUSTS" 10 5) | - |"
 	echo "| 1. per address | ::/0 -> 0 per-peer | 1 customer | $e1 | $(cell c per-address 1 10) | $(cell c per-address 1 10 5) | - |"
 	echo "| 1. per address | ::/0 -> 0 per-peer | $NCUSTS customers together | $e4 | $(cell c per-address "$NCUSTS" 10) | $(cell c per-address "$NCUSTS" 10 5) | - |"
 	echo "| 2. movers one class | + 127.0.0.16/29 -> 1 | 1 customer (2 classes) | 50.0 | $(cell c one-class 1 10) | $(cell c one-class 1 10 5) | 50+-1: $(within "$(med c one-class 1)" 500 10) |"
