@@ -7,6 +7,7 @@
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
 #   make check         host unit tests (cmocka), seconds
 #   make test          check + the VM suite (real ksmbd, real SMB clients)
+#   make test-debug    the VM suite on the KASAN/lockdep kernel (KDEBUG=1)
 #   make demo          boot the VM and show classification of real clients
 #   make bench         A/B benchmarks in one VM boot each (ratios)
 #   make checkpatch    checkpatch.pl --strict over kernel/
@@ -39,12 +40,12 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	python3-impacket
 
 .PHONY: all deps kernel kernel-src libbpf tools bpf check test vmtest demo \
-	bench help clean install checkpatch kernel-series
+	bench help clean install checkpatch kernel-series test-debug
 
 all: kernel tools
 
 help:
-	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -80,6 +81,14 @@ vmtest: kernel tools
 	selftests/vm/run-suite
 
 test: check vmtest
+
+# The whole VM suite on the debug kernel (kernel/config/debug.config:
+# KASAN, lockdep, list and object debugging, hung tasks, fault injection),
+# built in $(CACHE_DIR)/build-debug; timeouts scaled (TEST_TIMEOUT_SCALE).
+test-debug: tools
+	KDEBUG=1 scripts/kernel.sh build
+	$(MAKE) -C selftests/vm
+	KDEBUG=1 selftests/vm/run-suite
 
 demo: kernel tools
 	selftests/vm/run selftests/vm/demo.sh

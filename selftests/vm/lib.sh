@@ -93,6 +93,22 @@ vm_ksmbd_stop() {
 	fi
 }
 
+# vm_sched_value KEY: the value of "KEY: V" in /proc/net/ksmbd_sched of
+# this netns, empty when the line is absent.
+vm_sched_value() {
+	local k v
+	while IFS=': ' read -r k v; do
+		[[ $k == "$1" ]] && { echo "$v"; return 0; }
+	done </proc/net/ksmbd_sched
+}
+
+# vm_sched_held_zero: the kernel holds no spliced READ payload and no
+# payload page (exact counters, not MemFree: tmpfs, the page cache and
+# socket buffers do not move them).  False when the lines are missing.
+vm_sched_held_zero() {
+	[[ $(vm_sched_value payloads) == 0 && $(vm_sched_value payload_pages) == 0 ]]
+}
+
 # Result helpers for tests: one line per check, PASS/FAIL/SKIP.
 # vm_check DESC CMD [ARGS...]: run CMD, print PASS or FAIL, count failures.
 VM_FAILURES=0

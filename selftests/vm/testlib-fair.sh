@@ -78,10 +78,11 @@ fair_kill_all() {
 # fair_at_least KEY N: /proc/net/ksmbd_sched KEY >= N.
 fair_at_least() { (( $(sched_proc "$1") >= $2 )); }
 
-# fair_idle: nothing in flight, nothing queued, no client.
+# fair_idle: nothing in flight, nothing queued, no client, no payload
+# page held.
 fair_idle() {
 	[[ $(sched_proc inflight) == 0 && $(sched_proc queued) == 0 &&
-	   $(sched_proc clients) == 0 ]]
+	   $(sched_proc clients) == 0 ]] && vm_sched_held_zero
 }
 
 # fair_dispatched_sum ID...: sum of "dispatched" over classes.

@@ -11,10 +11,13 @@ mkdir -p "$read_tmp"
 READ_CONF_CHANGED=
 READ_PIDS=()
 
-# read_need_impacket: skip the test without Debian's python3-impacket.
+# read_need_impacket: fail the test without Debian's python3-impacket
+# (make deps installs it: its absence is a broken setup, not a skip).
 read_need_impacket() {
-	/usr/bin/python3 -c 'import impacket.smb3, Cryptodome' 2>/dev/null ||
-		vm_skip_test "python3-impacket is not installed (apt-get install python3-impacket)"
+	if ! /usr/bin/python3 -c 'import impacket.smb3, Cryptodome' 2>/dev/null; then
+		echo "FAIL: python3-impacket is not installed (make deps installs it)"
+		exit 1
+	fi
 }
 
 # read_raw ARGS...: run smb2raw.py.
@@ -74,9 +77,6 @@ read_route_src() {
 	READ_ROUTES+=("$1")
 }
 
-# read_meminfo KEY: a /proc/meminfo value in kB.
-read_meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-
 # read_stopped PID: the process is stopped (state T).
 read_stopped() { [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) == T ]]; }
 
@@ -106,8 +106,9 @@ read_no_conn() {
 			END { exit !found }'
 }
 
-# read_disp_idle: the dispatcher has nothing in flight or queued.
+# read_disp_idle: the dispatcher has nothing in flight or queued, and the
+# kernel holds no payload page.
 read_disp_idle() {
-	[[ $(awk -F': ' '$1 == "inflight" { print $2 }' /proc/net/ksmbd_sched) == 0 &&
-	   $(awk -F': ' '$1 == "queued" { print $2 }' /proc/net/ksmbd_sched) == 0 ]]
+	[[ $(vm_sched_value inflight) == 0 && $(vm_sched_value queued) == 0 ]] &&
+		vm_sched_held_zero
 }

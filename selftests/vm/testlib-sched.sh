@@ -48,9 +48,19 @@ sched_trace_start() {
 	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_conn/enable"
 	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_req/enable"
 	: >"$SCHED_TRACE/trace"
+	SCHED_CONNS_SEEN=0
 	echo 1 >"$SCHED_TRACE/tracing_on"
 }
-sched_trace_clear() { : >"$SCHED_TRACE/trace"; }
+# sched_trace_clear: empty the trace buffer; the ksmbd_sched_conn events it
+# held are added to SCHED_CONNS_SEEN first (see sched_conns_seen).
+SCHED_CONNS_SEEN=0
+sched_trace_clear() {
+	SCHED_CONNS_SEEN=$(( SCHED_CONNS_SEEN + $(sched_conn_count) ))
+	: >"$SCHED_TRACE/trace"
+}
+# sched_conns_seen: ksmbd_sched_conn events since sched_trace_start,
+# across clears.
+sched_conns_seen() { echo $(( SCHED_CONNS_SEEN + $(sched_conn_count) )); }
 sched_trace_stop() {
 	echo 0 >"$SCHED_TRACE/events/ksmbd/enable" 2>/dev/null || true
 	: >"$SCHED_TRACE/trace" 2>/dev/null || true

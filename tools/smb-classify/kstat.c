@@ -146,6 +146,11 @@ int ksched_parse_line(struct ksched_state *st, const char *line)
 		st->clients = v;
 	} else if (!strcmp(key, "alloc_fail")) {
 		st->alloc_fail = v;
+	} else if (!strcmp(key, "payloads")) {
+		st->payloads = v;
+		st->has_held = true;
+	} else if (!strcmp(key, "payload_pages")) {
+		st->payload_pages = v;
 	}
 	return 0;
 }

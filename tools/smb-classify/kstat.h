@@ -55,6 +55,9 @@ struct ksched_class {
  * @queued:           requests waiting in the dispatcher.
  * @clients:          client queues.
  * @alloc_fail:       client allocations that failed (request run flat).
+ * @has_held:         the kernel reports what it holds (payloads lines).
+ * @payloads:         spliced READ payloads held by work items (global).
+ * @payload_pages:    pages they reference, PAGE_SIZE units (global).
  * @classes:          "class:" lines in kernel order (malloc'ed; free
  *                    with ksched_free()).
  * @nclasses:         number of @classes.
@@ -74,6 +77,9 @@ struct ksched_state {
 	uint32_t queued;
 	uint32_t clients;
 	uint64_t alloc_fail;
+	bool has_held;
+	uint64_t payloads;
+	uint64_t payload_pages;
 	struct ksched_class *classes;
 	unsigned int nclasses;
 };

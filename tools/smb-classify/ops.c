@@ -792,6 +792,15 @@ static void status_disp_json(const struct ksched_state *st)
 		json_uint(jw, st->alloc_fail);
 		json_end_object(jw);
 	}
+	if (st->has_held) {
+		json_key(jw, "held");
+		json_start_object(jw);
+		json_key(jw, "payloads");
+		json_uint(jw, st->payloads);
+		json_key(jw, "payload_pages");
+		json_uint(jw, st->payload_pages);
+		json_end_object(jw);
+	}
 	json_key(jw, "classes");
 	json_start_array(jw);
 	for (i = 0; i < st->nclasses; i++) {
@@ -840,6 +849,10 @@ static void status_disp_text(const struct ksched_state *st)
 	char mean[32], p99[40];
 	unsigned int i;
 
+	if (st->has_held)
+		printf("held:              %llu payloads, %llu pages (all netns)\n",
+		       (unsigned long long)st->payloads,
+		       (unsigned long long)st->payload_pages);
 	if (!st->has_disp)
 		return;
 	printf("max_inflight:      %u\n", st->max_inflight);

@@ -62,12 +62,21 @@ sched_expect_peer_conns "class word cleared to its valid bits" \
 	::ffff:127.0.0.1 0x0001002a hold
 vm_check "verdict_clamped counted every request ($vc of $reqs)" \
 	test "$vc" -eq "$reqs" -a "$reqs" -gt 0
+# Each "none of them" count is paired with the count of events that DO
+# parse with that field, so a changed trace format fails instead of
+# passing at zero.
+q0=$(grep -c 'ksmbd_sched_req: .*verdict=0x[0-9a-f]* queue=0 ' "$SCHED_TRACE/trace" || true)
 bad=$(grep -c 'ksmbd_sched_req: .*verdict=0x[0-9a-f]* queue=[1-9]' "$SCHED_TRACE/trace" || true)
-vm_check "every verdict ran as queue 0 ($bad otherwise)" test "$bad" -eq 0
-unb=$(grep -c 'ksmbd_sched_dispatch: .*queue=unbound' "$SCHED_TRACE/trace" || true)
-vm_check "nothing dispatched to the unbound queue ($unb)" test "$unb" -eq 0
+vm_check "every verdict ran as queue 0 ($q0 of $reqs, $bad otherwise)" \
+	test "$bad" -eq 0 -a "$q0" -eq "$reqs"
+pcpu=$(grep -c 'ksmbd_sched_dispatch: .*queue=percpu ' "$SCHED_TRACE/trace" || true)
+unb=$(grep -c 'ksmbd_sched_dispatch: .*queue=unbound ' "$SCHED_TRACE/trace" || true)
+vm_check "everything dispatched per-CPU ($pcpu), nothing to the unbound queue ($unb)" \
+	test "$unb" -eq 0 -a "$pcpu" -gt 0
+s0=$(grep -cE 'ksmbd_sched_req: .* splice=0( |$)' "$SCHED_TRACE/trace" || true)
 spl=$(grep -c 'ksmbd_sched_req: .*splice=1' "$SCHED_TRACE/trace" || true)
-vm_check "reserved verdict bits do not mean SPLICE ($spl)" test "$spl" -eq 0
+vm_check "reserved verdict bits do not mean SPLICE ($s0 of $reqs splice=0, $spl splice=1)" \
+	test "$spl" -eq 0 -a "$s0" -eq "$reqs"
 
 exec 9>&-
 wait "$holder" || true

@@ -3,8 +3,10 @@
 #
 # The dispatcher's lifecycle under load, with requests waiting in it
 # (budget 2, fio 64 KiB readers at queue depth 16):
-#   (a) replace, twice (budget 2 -> 4 -> 1): fio ends without I/O errors,
-#       then inflight 0, queued 0;
+#   (a) replace, twice (budget 2 -> 4 -> 1) while fio (bounded at 120 s,
+#       stopped by the test once both replaces are checked, so requests
+#       wait through both however slow the host) keeps requests queued:
+#       fio ends without I/O errors, then inflight 0, queued 0;
 #   (b) unload while requests wait: they run, fio ends without errors
 #       within its own runtime, nothing attached afterwards;
 #   (c) kill -9 one client's fio and umount -f its mounts while its
@@ -50,21 +52,24 @@ fair_mount 127.0.0.2 "$sched_tmp/a"
 fair_mount 127.0.0.3 "$sched_tmp/b1"
 fair_mount 127.0.0.3 "$sched_tmp/b2"
 
-# start_abb TAG: fio on a, b1, b2; pids in PID_<mount>.
+# start_abb TAG [RUNTIME]: fio on a, b1, b2; pids in PID_<mount>.
 start_abb() {
-	fair_fio "a$1" "$sched_tmp/a/data.bin" "$RUNTIME"; PID_a=$FAIR_LAST_PID
-	fair_fio "b1$1" "$sched_tmp/b1/data.bin" "$RUNTIME"; PID_b1=$FAIR_LAST_PID
-	fair_fio "b2$1" "$sched_tmp/b2/data.bin" "$RUNTIME"; PID_b2=$FAIR_LAST_PID
+	local rt=${2:-$RUNTIME}
+	fair_fio "a$1" "$sched_tmp/a/data.bin" "$rt"; PID_a=$FAIR_LAST_PID
+	fair_fio "b1$1" "$sched_tmp/b1/data.bin" "$rt"; PID_b1=$FAIR_LAST_PID
+	fair_fio "b2$1" "$sched_tmp/b2/data.bin" "$rt"; PID_b2=$FAIR_LAST_PID
 }
+# wait_abb DESC TAG [stopped]: wait for the three; "stopped": SIGTERM first.
 wait_abb() {
-	fio_done "$1" "a$2" "$PID_a"
-	fio_done "$1" "b1$2" "$PID_b1"
-	fio_done "$1" "b2$2" "$PID_b2"
+	[[ -n ${3:-} ]] && kill "$PID_a" "$PID_b1" "$PID_b2" 2>/dev/null
+	fio_done "$1" "a$2" "$PID_a" ${3:-}
+	fio_done "$1" "b1$2" "$PID_b1" ${3:-}
+	fio_done "$1" "b2$2" "$PID_b2" ${3:-}
 	FAIR_PIDS=()
 }
 
 # ---- (a) replace under load ---------------------------------------------------
-start_abb _r
+start_abb _r 120
 vm_check "(a) requests waiting before the replace" vm_poll 60 fair_at_least queued 4
 smb-classify replace "$(fair_obj 4)" >/dev/null
 vm_check "(a) replaced: max_inflight 4" test "$(sched_proc max_inflight)" = 4
@@ -74,7 +79,7 @@ vm_check "(a) replaced again: max_inflight 1, name prefix_mi1" \
 	test "$(sched_proc max_inflight)/$(sched_proc name)" = 1/prefix_mi1
 vm_check "(a) the budget holds: inflight <= 1 once it drains" \
 	vm_poll 30 eval 'test "$(sched_proc inflight)" -le 1'
-wait_abb "(a) replace" _r
+wait_abb "(a) replace" _r stopped
 vm_check "(a) afterwards inflight 0, queued 0, clients 0" vm_poll 30 fair_idle
 check_sha "(a) replace" "$sched_tmp/a"
 

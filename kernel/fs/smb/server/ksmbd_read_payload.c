@@ -49,6 +49,13 @@ MODULE_PARM_DESC(read_payload_order,
 
 #define KSMBD_READ_PAYLOAD_MAX_ORDER	4
 
+/* Drop a payload's reference to @page, and count it out. */
+static void ksmbd_read_payload_put_page(struct page *page)
+{
+	atomic_long_sub(compound_nr(page), &ksmbd_sched_held.payload_pages);
+	put_page(page);
+}
+
 /**
  * ksmbd_read_splice_gate() - may this READ reply be sent spliced?
  * @work:         the READ request
@@ -111,8 +118,9 @@ void ksmbd_read_payload_free(struct ksmbd_work *work)
 	if (!p)
 		return;
 	for (i = 0; i < p->nr_bvec; i++)
-		put_page(p->bvec[i].bv_page);
+		ksmbd_read_payload_put_page(p->bvec[i].bv_page);
 	kvfree(p);
+	atomic_long_dec(&ksmbd_sched_held.payloads);
 	work->sched.payload = NULL;
 }
 
@@ -125,10 +133,15 @@ static struct page *ksmbd_read_payload_page(unsigned int *order)
 		page = alloc_pages(KSMBD_DEFAULT_GFP | __GFP_COMP |
 				   __GFP_NOWARN | __GFP_NORETRY, *order);
 		if (page)
-			return page;
+			goto got;
 		*order = 0;
 	}
-	return alloc_page(KSMBD_DEFAULT_GFP);
+	page = alloc_page(KSMBD_DEFAULT_GFP);
+	if (!page)
+		return NULL;
+got:
+	atomic_long_add(1L << *order, &ksmbd_sched_held.payload_pages);
+	return page;
 }
 
 static struct ksmbd_read_payload *ksmbd_read_payload_alloc(size_t count)
@@ -140,6 +153,7 @@ static struct ksmbd_read_payload *ksmbd_read_payload_alloc(size_t count)
 	p = kvzalloc(struct_size(p, bvec, max), KSMBD_DEFAULT_GFP);
 	if (!p)
 		return NULL;
+	atomic_long_inc(&ksmbd_sched_held.payloads);
 	while (left) {
 		unsigned int order = min(READ_ONCE(read_payload_order),
 					 KSMBD_READ_PAYLOAD_MAX_ORDER);
@@ -157,8 +171,9 @@ static struct ksmbd_read_payload *ksmbd_read_payload_alloc(size_t count)
 
 fail:
 	while (p->nr_bvec)
-		put_page(p->bvec[--p->nr_bvec].bv_page);
+		ksmbd_read_payload_put_page(p->bvec[--p->nr_bvec].bv_page);
 	kvfree(p);
+	atomic_long_dec(&ksmbd_sched_held.payloads);
 	return NULL;
 }
 
@@ -172,7 +187,7 @@ static void ksmbd_read_payload_trim(struct ksmbd_read_payload *p, size_t n)
 		sum += p->bvec[i++].bv_len;
 	p->bvec[i].bv_len = n - sum;
 	while (p->nr_bvec > i + 1)
-		put_page(p->bvec[--p->nr_bvec].bv_page);
+		ksmbd_read_payload_put_page(p->bvec[--p->nr_bvec].bv_page);
 	p->len = n;
 }
 

@@ -68,6 +68,7 @@
 #include "ksmbd_sched_trace.h"
 
 DEFINE_STATIC_KEY_FALSE(ksmbd_sched_enabled);
+struct ksmbd_sched_held ksmbd_sched_held;
 
 /**
  * struct ksmbd_sched_stats - per-netns counters, per CPU
@@ -1028,6 +1029,10 @@ static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 	seq_printf(m, "reqs_classified: %llu\n", sum.reqs);
 	seq_printf(m, "class_clamped: %llu\n", sum.class_clamped);
 	seq_printf(m, "verdict_clamped: %llu\n", sum.verdict_clamped);
+	seq_printf(m, "payloads: %ld\n",
+		   atomic_long_read(&ksmbd_sched_held.payloads));
+	seq_printf(m, "payload_pages: %ld\n",
+		   atomic_long_read(&ksmbd_sched_held.payload_pages));
 	return 0;
 }
 

@@ -63,6 +63,24 @@ struct ksmbd_sched_ops {
 
 DECLARE_STATIC_KEY_FALSE(ksmbd_sched_enabled);
 
+/**
+ * struct ksmbd_sched_held - what the feature holds, for leak accounting
+ * @payloads:      spliced READ payloads attached to work items
+ * @payload_pages: pages those payloads reference, in PAGE_SIZE units
+ *
+ * Global (pages are not per netns), shown in every /proc/net/ksmbd_sched.
+ * Both are exactly 0 when no spliced READ is between its read and the
+ * end of its send: tests assert that after killing or stopping clients.
+ * A page the socket still references once its payload is freed belongs
+ * to the socket's skbs and is freed with them.
+ */
+struct ksmbd_sched_held {
+	atomic_long_t payloads;
+	atomic_long_t payload_pages;
+};
+
+extern struct ksmbd_sched_held ksmbd_sched_held;
+
 int ksmbd_sched_init(void);
 void ksmbd_sched_exit(void);
 void ksmbd_sched_conn_init(struct ksmbd_conn *conn, struct socket *sock);

@@ -1,0 +1,1 @@
+WARNING:|BUG:|Oops|KASAN|UBSAN:|general protection|Kernel panic|kernel BUG|blocked for more than|INFO: task .* blocked|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|ODEBUG:|list_add corruption|list_del corruption|kmemleak:
