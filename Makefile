@@ -10,6 +10,7 @@
 #   make test-debug    the VM suite on the KASAN/lockdep kernel (KDEBUG=1)
 #   make demo          boot the VM and show classification of real clients
 #   make bench         A/B benchmarks in one VM boot each (ratios)
+#   make stress        bounded stress runs in the VM (storm, smbtorture wide)
 #   make checkpatch    checkpatch.pl --strict over kernel/
 #   make kernel-series the upstream-style patch series (BUILD_EACH=1 builds
 #                      every step)
@@ -40,12 +41,12 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	python3-impacket
 
 .PHONY: all deps kernel kernel-src libbpf tools bpf check test vmtest demo \
-	bench help clean install checkpatch kernel-series test-debug
+	bench help clean install checkpatch kernel-series test-debug stress
 
 all: kernel tools
 
 help:
-	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -89,6 +90,12 @@ test-debug: tools
 	KDEBUG=1 scripts/kernel.sh build
 	$(MAKE) -C selftests/vm
 	KDEBUG=1 selftests/vm/run-suite
+
+# Stress runs, each bounded in count and time, on loopback in the VM; too
+# long for make test.  STRESS="91-conn-storm ..." picks some.
+stress: kernel tools
+	$(MAKE) -C selftests/vm
+	selftests/vm/run-suite $(or $(addprefix selftests/vm/stress/,$(addsuffix .sh,$(STRESS))),selftests/vm/stress/*.sh)
 
 demo: kernel tools
 	selftests/vm/run selftests/vm/demo.sh
