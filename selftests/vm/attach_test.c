@@ -23,6 +23,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -96,6 +98,7 @@ static const char *errname(int err)
 	case EPERM: return "-EPERM";
 	case EOPNOTSUPP: return "-EOPNOTSUPP";
 	case EBADF: return "-EBADF";
+	case EACCES: return "-EACCES";
 	}
 	snprintf(buf, sizeof(buf), "%d (%s)", err, strerror(-err));
 	return buf;
@@ -415,6 +418,107 @@ static void test_close(struct bpf_link *la)
 	      st.link_id, st.name);
 }
 
+/* ---- BPF_LINK_DETACH ------------------------------------------------- */
+
+/*
+ * Detaching a link (BPF_LINK_DETACH, the link fd still open) frees the
+ * netns: nothing is attached, a new link attaches, and an update of the
+ * detached link is refused with -ENOLINK.
+ */
+static void test_detach(struct const_class_bpf *a, struct const_class_bpf *b)
+{
+	struct bpf_link *la, *lb;
+	int err;
+
+	la = attach(a, &err);
+	check(la, "detach: attach (%s)", errname(err));
+	if (!la)
+		return;
+	err = bpf_link_detach(bpf_link__fd(la));
+	err = err ? -errno : 0;
+	check(!err, "detach: BPF_LINK_DETACH (%s)", errname(err));
+	check(wait_attached(0), "detach: nothing attached after BPF_LINK_DETACH");
+	lb = attach(b, &err);
+	check(lb, "detach: a new link attaches in the freed netns (%s)",
+	      errname(err));
+	err = bpf_link_update(bpf_link__fd(la),
+			      bpf_map__fd(a->maps.const_class), NULL);
+	err = err ? -errno : 0;
+	check(err == -ENOLINK,
+	      "detach: update of the detached link fails with -ENOLINK (saw %s)",
+	      errname(err));
+	bpf_link__destroy(lb);
+	bpf_link__destroy(la);
+	check(wait_attached(0), "detach: nothing attached at the end");
+}
+
+/* ---- objects the kernel must refuse ---------------------------------- */
+
+/* progs/NAME.bpf.o next to this binary, opened (not loaded). */
+static struct bpf_object *open_prog(const char *name)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	struct bpf_object *obj;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		check(false, "refuse: readlink /proc/self/exe: %s",
+		      strerror(errno));
+		return NULL;
+	}
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/progs/%s.bpf.o", dirname(exe), name);
+	obj = bpf_object__open_file(path, NULL);
+	if (!obj) {
+		check(false, "refuse: open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return obj;
+}
+
+/* Loading progs/NAME.bpf.o fails with @want, and attaches nothing. */
+static void refuse_load(const char *what, const char *name, int want)
+{
+	struct bpf_object *obj = open_prog(name);
+	int err;
+
+	if (!obj)
+		return;
+	err = bpf_object__load(obj);
+	check(err == want, "refuse: %s: load fails with %s (saw %s)", what,
+	      want == -EINVAL ? "-EINVAL" : "-EACCES", errname(err));
+	bpf_object__close(obj);
+	check(wait_attached(0), "refuse: nothing attached after %s", what);
+}
+
+static void test_refuse(void)
+{
+	struct bpf_object *obj;
+	struct bpf_link *l;
+	struct bpf_map *m;
+	int err;
+
+	/* A struct_ops map without BPF_F_LINK: reg() gets no link. */
+	obj = open_prog("nolink");
+	if (obj) {
+		err = bpf_object__load(obj);
+		check(!err, "refuse: load nolink (%s)", errname(err));
+		m = bpf_object__find_map_by_name(obj, "nolink");
+		l = !err && m ? bpf_map__attach_struct_ops(m) : NULL;
+		err = l ? 0 : -errno;
+		check(!l && err == -EOPNOTSUPP,
+		      "refuse: a struct_ops map registered without a link fails with -EOPNOTSUPP (saw %s)",
+		      errname(err));
+		bpf_link__destroy(l);
+		bpf_object__close(obj);
+		check(wait_attached(0), "refuse: nothing attached after nolink");
+	}
+	refuse_load("a sleepable program", "bad_sleepable", -EINVAL);
+	refuse_load("a program writing to its context", "bad_ctxwrite",
+		    -EACCES);
+}
+
 /* ---- data validation ------------------------------------------------- */
 
 static void try_attach(const char *what, const char *name, __u32 max_inflight,
@@ -705,8 +809,10 @@ int main(int argc, char **argv)
 		test_netns(la);
 		test_close(la);
 	}
+	test_detach(a, b);
 	const_class_bpf__destroy(b);
 	const_class_bpf__destroy(a);
+	test_refuse();
 	test_validate();
 	test_netns_exit();
 

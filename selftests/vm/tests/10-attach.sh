@@ -3,8 +3,11 @@
 #
 # The kernel's attach semantics of ksmbd_sched_ops through libbpf alone:
 # -EBUSY for a second link in a netns, link update, validation of the ops
-# data, per-netns links, close detaches, a netns exiting with its link
-# attached.  See attach_test.c.
+# data, per-netns links, close detaches, BPF_LINK_DETACH frees the netns
+# (an update of the detached link: -ENOLINK), a struct_ops map without a
+# link is refused (-EOPNOTSUPP), so are a sleepable program (-EINVAL) and
+# one writing to its context (verifier, -EACCES), a netns exiting with
+# its link attached.  See attach_test.c.
 # vm-timeout: 180
 
 set -euo pipefail

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * nolink.bpf.c - ksmbd_sched_ops in a struct_ops map WITHOUT a link
+ * (SEC(".struct_ops")): libbpf registers it with a map update, which the
+ * kernel refuses with -EOPNOTSUPP (reg() without a link has no owner to
+ * track).  attach_test checks that.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ksmbd_sched.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct ksmbd_sched_ops {
+	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
+	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
+	__u32 max_inflight;
+	__u32 flags;
+	char name[KSMBD_SCHED_NAME_LEN];
+} __attribute__((preserve_access_index));
+
+SEC("struct_ops/classify_conn")
+__u32 BPF_PROG(nolink_classify_conn, const struct ksmbd_sched_conn *c)
+{
+	return KSMBD_SCHED_CLASS(44, 1, 0);
+}
+
+SEC(".struct_ops")
+struct ksmbd_sched_ops nolink = {
+	.classify_conn	= (void *)nolink_classify_conn,
+	.name		= "nolink",
+};
