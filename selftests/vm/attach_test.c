@@ -42,6 +42,7 @@
 #include <linux/ksmbd_sched.h>
 
 #include "const_class.skel.h"
+#include "slow_class.skel.h"
 #include "smb_classify.skel.h"
 
 #define PROC_SCHED	"/proc/net/ksmbd_sched"
@@ -780,6 +781,99 @@ static int hold(const char *cw, const char *vw)
 	return 0;
 }
 
+/*
+ * "attach_test race": a connection classified inside a link update.
+ * Attaches slow_class (class 42, "slow_class") and arms it; prints
+ * "armed"; the caller then connects once.  When that connection's
+ * classify_conn is held inside its call, the link is updated to a
+ * const_class instance (class 43, "const_b"), then the call is released.
+ * Prints "raced port=P update=ERR saw_release=0|1" and stays attached
+ * (with const_b) until stdin reaches EOF.  Exit 0 if the call was held
+ * during a successful update and saw the release.
+ */
+static int race(void)
+{
+	struct const_class_bpf *b;
+	struct slow_class_bpf *a;
+	struct bpf_link *l;
+	char buf[16];
+	double end;
+	int err, saw;
+
+	libbpf_set_print(libbpf_print);
+	a = slow_class_bpf__open_and_load();
+	if (!a) {
+		fprintf(stderr, "slow_class: %s\n", strerror(errno));
+		return 2;
+	}
+	b = inst("const_b", KSMBD_SCHED_CLASS(43, 1, 0), 0, 0);
+	l = bpf_map__attach_struct_ops(a->maps.slow_class);
+	if (!l) {
+		fprintf(stderr, "attach slow_class: %s\n", strerror(errno));
+		return 2;
+	}
+	a->bss->armed = 1;
+	printf("armed %u\n", link_id(l));
+	fflush(stdout);
+	end = now() + POLL_SECONDS;
+	while (!a->bss->entered && now() < end)
+		sleep_ms(1);
+	if (!a->bss->entered) {
+		printf("raced port=0 update=none saw_release=0 (no connection)\n");
+		return 1;
+	}
+	err = bpf_link__update_map(l, b->maps.const_class);
+	a->bss->release = 1;
+	end = now() + POLL_SECONDS;
+	while (!a->bss->saw_release && now() < end)
+		sleep_ms(1);
+	saw = a->bss->saw_release;
+	printf("raced port=%u update=%s saw_release=%d\n", a->bss->held_port,
+	       errname(err), saw);
+	fflush(stdout);
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	bpf_link__destroy(l);
+	const_class_bpf__destroy(b);
+	slow_class_bpf__destroy(a);
+	return !err && saw ? 0 : 1;
+}
+
+/*
+ * "attach_test flip N MS": attach const_a (class 42), then update the
+ * link N times, alternating const_b (class 43) and const_a, MS ms apart;
+ * prints "flipped N errors E" and detaches.  Exit 0 if every update
+ * succeeded.
+ */
+static int flip(const char *nstr, const char *msstr)
+{
+	struct const_class_bpf *a, *b;
+	int n = atoi(nstr), ms = atoi(msstr), i, errs = 0;
+	struct bpf_link *l;
+
+	libbpf_set_print(libbpf_print);
+	a = inst("const_a", KSMBD_SCHED_CLASS(42, 1, 0), 0, 0);
+	b = inst("const_b", KSMBD_SCHED_CLASS(43, 1, 0), 0, 0);
+	l = bpf_map__attach_struct_ops(a->maps.const_class);
+	if (!l) {
+		fprintf(stderr, "attach const_a: %s\n", strerror(errno));
+		return 2;
+	}
+	printf("attached %u\n", link_id(l));
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		if (bpf_link__update_map(l, (i % 2 ? a : b)->maps.const_class))
+			errs++;
+		if (ms)
+			sleep_ms(ms);
+	}
+	printf("flipped %d errors %d\n", n, errs);
+	bpf_link__destroy(l);
+	const_class_bpf__destroy(b);
+	const_class_bpf__destroy(a);
+	return errs ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct const_class_bpf *a, *b;
@@ -788,6 +882,10 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "hold"))
 		return hold(argv[2], argv[3]);
+	if (argc == 2 && !strcmp(argv[1], "race"))
+		return race();
+	if (argc == 4 && !strcmp(argv[1], "flip"))
+		return flip(argv[2], argv[3]);
 
 	verbose = argc > 1 && !strcmp(argv[1], "-v");
 	libbpf_set_print(libbpf_print);

@@ -25,6 +25,13 @@ command -v smbtorture >/dev/null ||
 [[ -s /etc/samba/smb.conf ]] || { echo "FAIL: no /etc/samba/smb.conf (the harness writes one)"; exit 1; }
 
 # shellcheck disable=SC2206 # a word list
+# smb2.lease needs leases on (ksmbd-tools' default is off).
+vm_ksmbd_stop
+vm_ksmbd_write_conf
+sed -i '/^\[global\]/a\	smb2 leases = yes' "$KSMBD_CONF"
+READ_CONF_CHANGED=1
+vm_ksmbd_start
+
 suites=(${TEST_TORTURE_SUITES:-smb2.connect smb2.rw smb2.compound smb2.credits smb2.getinfo smb2.lock smb2.oplock smb2.lease smb2.read})
 baseline=$VM_DIR/smbtorture-baseline.txt
 per_suite=${TEST_TORTURE_SUITE_TIMEOUT:-900}

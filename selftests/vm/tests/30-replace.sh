@@ -6,8 +6,13 @@
 # keeps its class for life; the link id and the prefixes survive a round
 # trip; clients connecting during replaces are always classified by one of
 # the two programs, never by neither; a bad object is an error that
-# changes nothing.
-# vm-timeout: 300
+# changes nothing.  Then, with attach_test: a connection whose
+# classify_conn is held inside its call while the link is updated
+# (slow_class, released after the update: it happens every run, not by
+# chance) is classified by the old program, name and class together, and
+# the next one by the new; and 1,000 updates while clients connect and
+# read: every connection by one program or the other, data exact.
+# vm-timeout: 600
 
 set -euo pipefail
 # shellcheck source=../lib.sh
@@ -137,4 +142,90 @@ vm_check "after the replace loop: link id unchanged ($link)" test "$(sched_proc 
 vm_check "after the replace loop: name smb_prefix" test "$(sched_proc name)" = smb_prefix
 
 smb-classify unload
+
+# ---- a connection classified inside the update (deterministic) ---------
+holder=
+race_cleanup() {
+	if [[ -n $holder ]]; then
+		exec 8>&-
+		wait "$holder" 2>/dev/null || true
+		holder=
+	fi
+}
+trap 'race_cleanup; stop_loop; sched_cleanup' EXIT
+mkfifo "$tmp/race.fifo"
+"$SCHED_ATTACH_TEST" race <"$tmp/race.fifo" >"$tmp/race.out" 2>&1 &
+holder=$!
+exec 8>"$tmp/race.fifo"
+if vm_poll 30 grep -q '^armed' "$tmp/race.out"; then
+	sched_trace_clear
+	rm -f "$tmp/race.bin"
+	smbclient "//127.0.0.1/$SMB_SHARE" "${sched_auth[@]}" -m SMB3 \
+		-c "get data.bin $tmp/race.bin" >"$tmp/race.sc" 2>&1 &
+	sc=$!
+	vm_check "race: the connection's classify_conn was held and released after the update" \
+		vm_poll 60 grep -q '^raced .*update=0 saw_release=1' "$tmp/race.out"
+	cat "$tmp/race.out"
+	rc=0
+	wait "$sc" || rc=$?
+	vm_check "race: smbclient through the held connection (exit $rc), sha256 equal" \
+		test "$rc" = 0 -a "$(sched_sha "$tmp/race.bin")" = "$want"
+	port=$(sed -n 's/^raced port=\([0-9]*\) .*/\1/p' "$tmp/race.out")
+	sched_expect_conn "race: classified inside the update, by the old program" \
+		::ffff:127.0.0.1 "$port" 0x0001002a slow_class
+	sched_trace_clear
+	sched_smbclient 127.0.0.1 "get data.bin $tmp/race2.bin" >"$tmp/race.sc" 2>&1 ||
+		vm_fail "race: smbclient after the update"
+	sched_expect_peer_conns "race: the next connection, by the new program" \
+		::ffff:127.0.0.1 0x0001002b const_b
+else
+	vm_fail "race: attach_test race did not arm: $(cat "$tmp/race.out")"
+fi
+race_cleanup
+
+# ---- 1,000 updates while clients connect and read --------------------------
+head -c 64K /dev/urandom >"$SMB_SHARE_DIR/small.bin"
+want_small=$(sched_sha "$SMB_SHARE_DIR/small.bin")
+sched_trace_clear
+"$SCHED_ATTACH_TEST" flip 1000 20 >"$tmp/flip.out" 2>&1 &
+flipper=$!
+vm_poll 30 grep -q '^attached' "$tmp/flip.out" || vm_fail "flip: not attached: $(cat "$tmp/flip.out")"
+# reader K: smbclient gets of small.bin while the flipper runs; counts of
+# exact and bad reads in $tmp/flip.K.
+reader() {
+	local k=$1 good=0 bad=0
+	while kill -0 "$flipper" 2>/dev/null; do
+		rm -f "$tmp/flip$k.bin"
+		if sched_smbclient 127.0.0.1 "get small.bin $tmp/flip$k.bin" >/dev/null 2>&1 &&
+		   [[ $(sched_sha "$tmp/flip$k.bin") == "$want_small" ]]; then
+			good=$((good + 1))
+		else
+			bad=$((bad + 1))
+		fi
+	done
+	echo "$good $bad" >"$tmp/flip.$k"
+}
+reader 1 & r1=$!
+reader 2 & r2=$!
+reader 3 & r3=$!
+rc=0
+wait "$flipper" || rc=$?
+wait "$r1" "$r2" "$r3" || true
+gets=$(cat "$tmp"/flip.[123] | awk '{ g += $1 } END { print g + 0 }')
+bad_gets=$(cat "$tmp"/flip.[123] | awk '{ b += $2 } END { print b + 0 }')
+vm_check "flip: 1,000 link updates, all succeeded ($(tail -n 1 "$tmp/flip.out"))" \
+	eval 'test "$rc" = 0 && grep -q "^flipped 1000 errors 0" "$tmp/flip.out"'
+vm_check "flip: $gets reads during the updates, all sha256 equal ($bad_gets not)" \
+	test "$bad_gets" = 0 -a "$gets" -gt 0
+sched_conn_events >"$tmp/flip.events"
+n=$(wc -l <"$tmp/flip.events")
+bad=$(awk '!(($4 == "0x0001002a" && $5 == "const_a") || ($4 == "0x0001002b" && $5 == "const_b"))' "$tmp/flip.events")
+# The last read of each reader may connect after the detach (no conn
+# event): n >= gets - 3.
+vm_check "flip: all $n connections classified by const_a (42) or const_b (43), name and class together" \
+	test -z "$bad" -a "$n" -ge $((gets - 3)) -a "$n" -ge 3
+vm_check "flip: both programs classified connections" \
+	test "$(awk '{ print $5 }' "$tmp/flip.events" | sort -u | tr '\n' ' ')" = "const_a const_b "
+[[ -z $bad ]] || echo "$bad" | head
+vm_check "flip: nothing attached afterwards" vm_poll 30 eval 'test "$(sched_proc attached)" = 0'
 vm_finish

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * slow_class.bpf.c - a classify_conn that can be held inside its call
+ *
+ * For "a connection accepted inside a link update" (30-replace): when
+ * userspace sets armed, the next classify_conn clears it, sets entered,
+ * and spins (bpf_loop, bounded) until userspace sets release; it records
+ * whether it saw release before the bound ran out.  Userspace updates the
+ * link while the call is held, so that connection is classified during
+ * the update, deterministically.  Every call returns class_word.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ksmbd_sched.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct ksmbd_sched_ops {
+	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
+	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
+	__u32 max_inflight;
+	__u32 flags;
+	char name[KSMBD_SCHED_NAME_LEN];
+} __attribute__((preserve_access_index));
+
+const volatile __u32 class_word = KSMBD_SCHED_CLASS(42, 1, 0);
+/* Bound of the spin: bpf_loop's own maximum, 1 << 23 callbacks. */
+#define SLOW_SPIN_MAX	(1 << 23)
+
+volatile int armed;
+volatile int entered;
+volatile int release;
+volatile int saw_release;
+volatile __u16 held_port;
+
+static long slow_spin(__u64 i, void *ctx)
+{
+	return release ? 1 : 0;
+}
+
+SEC("struct_ops/classify_conn")
+__u32 BPF_PROG(slow_classify_conn, const struct ksmbd_sched_conn *c)
+{
+	if (armed) {
+		armed = 0;
+		held_port = c->peer_port;
+		entered = 1;
+		bpf_loop(SLOW_SPIN_MAX, slow_spin, NULL, 0);
+		saw_release = release;
+	}
+	return class_word;
+}
+
+SEC(".struct_ops.link")
+struct ksmbd_sched_ops slow_class = {
+	.classify_conn	= (void *)slow_classify_conn,
+	.name		= "slow_class",
+};
