@@ -211,13 +211,18 @@ struct ksmbd_read_collect {
 	int err;
 };
 
-/* A page of a file's page cache, or the zero page shmem gives for holes. */
+/*
+ * Not a private copy: a page of a file's page cache, one that was until a
+ * racing truncate or hole punch removed it (it stays on the LRU while
+ * referenced; a page a ->splice_read() allocated to copy into never is),
+ * or the zero page shmem gives for holes.
+ */
 static bool ksmbd_read_page_cached(struct page *page)
 {
 	struct folio *folio = page_folio(page);
 
-	return is_zero_page(page) ||
-	       (folio_mapping(folio) && !folio_test_anon(folio));
+	return is_zero_page(page) || folio_mapping(folio) ||
+	       folio_test_lru(folio);
 }
 
 /*
