@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # selftests/bench/read-splice.sh: the spliced READ (copy vs private pages
-# vs page-cache pages) / unbound WRITE benchmark.  Boots the test VM once (selftests/vm/run) and runs
-# selftests/bench/in-vm-splice.sh there; writes $OUT/bench-splice.md (and
-# splice-raw.tsv) and prints it.  All parts about 17 minutes on a quiet
-# host (2026-11-30); the read and default parts took 19 minutes on a
-# loaded one (2026-12-01); BENCH_QUICK=1 about 4.
+# vs page-cache pages) / unbound WRITE benchmark.  Boots the test VM once
+# (selftests/vm/run) and runs selftests/bench/in-vm-splice.sh there;
+# writes $OUT/bench-splice.md (and splice-raw.tsv) and prints it.  All
+# parts about 17 minutes on a quiet host (2026-11-30); the read and
+# default parts took 19 minutes on a loaded one (2026-12-01);
+# BENCH_QUICK=1 about 4.
 #
 # The host's /proc/loadavg is sampled every 2 s while the VM runs; the
 # guest records it before and after every run, and a run with the host
