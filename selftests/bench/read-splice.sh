@@ -1,13 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftests/bench/read-splice.sh: the zero-copy READ / unbound WRITE
-# benchmark.  Boots the test VM once (selftests/vm/run) and runs
-# selftests/bench/in-vm-splice.sh there; writes $OUT/bench-splice.md (and
-# splice-raw.tsv) and prints it.  About 17 minutes; BENCH_QUICK=1 about 4.
+# selftests/bench/read-splice.sh: the spliced READ (copy vs private pages
+# vs page-cache pages) / unbound WRITE benchmark.  Boots the test VM once
+# (selftests/vm/run) and runs selftests/bench/in-vm-splice.sh there;
+# writes $OUT/bench-splice.md (and splice-raw.tsv) and prints it.  All
+# parts about 17 minutes on a quiet host (2026-11-30); the read and
+# default parts took 19 minutes on a loaded one (2026-12-01);
+# BENCH_QUICK=1 about 4.
+#
+# The host's /proc/loadavg is sampled every 2 s while the VM runs; the
+# guest records it before and after every run, and a run with the host
+# busier than BENCH_QUIET_LOAD is marked disturbed in the tables.
 #
 # Environment: OUT (default $CACHE_DIR/bench/splice-DATE), BENCH_QUICK,
-# KERNEL, CACHE_DIR, VM_TIMEOUT as for selftests/vm/run.
+# BENCH_PARTS (any of: read default write order; default all), BENCH_RUNS
+# (repeats, default 3), BENCH_QUIET_LOAD (default 3), KERNEL, CACHE_DIR,
+# VM_TIMEOUT as for selftests/vm/run.
 
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,11 +29,28 @@ export CACHE_DIR
 cd "$top"
 [[ -x tools/smb-classify/smb-classify ]] || make -s -C tools/smb-classify >/dev/null
 
-timeout=${VM_TIMEOUT:-$( [[ ${BENCH_QUICK:-0} == 1 ]] && echo 600 || echo 1500 )}
+timeout=${VM_TIMEOUT:-$( [[ ${BENCH_QUICK:-0} == 1 ]] && echo 600 || echo 1800 )}
 echo "bench: one VM boot, output in $OUT (timeout ${timeout} s)" >&2
+
+# The host's load, for the guest to record around every run: refreshed
+# every 2 s in the output share (the guest reads it over 9p, uncached).
+mkdir -p "$OUT/vm/results"
+cat /proc/loadavg >"$OUT/host-loadavg.start"
+( while :; do
+	cat /proc/loadavg >"$OUT/vm/results/.host-loadavg.tmp" &&
+		mv -f "$OUT/vm/results/.host-loadavg.tmp" "$OUT/vm/results/host-loadavg"
+	sleep 2
+done ) &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null || true' EXIT
+
 rc=0
 VM_TIMEOUT=$timeout selftests/vm/run -t "$timeout" -o "$OUT/vm" \
-	env BENCH_QUICK="${BENCH_QUICK:-0}" selftests/bench/in-vm-splice.sh >"$OUT/stdout" || rc=$?
+	env BENCH_QUICK="${BENCH_QUICK:-0}" BENCH_PARTS="${BENCH_PARTS:-read default write order}" \
+	BENCH_RUNS="${BENCH_RUNS:-3}" BENCH_QUIET_LOAD="${BENCH_QUIET_LOAD:-3}" \
+	selftests/bench/in-vm-splice.sh >"$OUT/stdout" || rc=$?
+kill "$sampler" 2>/dev/null || true
+cat /proc/loadavg >"$OUT/host-loadavg.end"
 cp "$OUT/vm/results/"* "$OUT/" 2>/dev/null || true
 if [[ $rc != 0 || ! -s $OUT/bench-splice.md ]]; then
 	echo "bench: the VM run failed (status $rc); see $OUT/vm" >&2

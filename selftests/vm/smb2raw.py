@@ -340,15 +340,30 @@ def trace_clear():
 
 
 def trace_events():
-    """ksmbd_read_payload events now in the buffer: [(path, reason, len)]."""
+    """ksmbd_read_payload events now in the buffer:
+    [(path, reason, len, src)]."""
     out = []
     with open(f"{TRACE}/trace") as f:
         for line in f:
             if "ksmbd_read_payload:" not in line:
                 continue
             kv = dict(w.split("=", 1) for w in line.split("ksmbd_read_payload:")[1].split() if "=" in w)
-            out.append((kv.get("path"), kv.get("reason"), int(kv.get("len", -1))))
+            out.append((kv.get("path"), kv.get("reason"), int(kv.get("len", -1)),
+                        kv.get("src")))
     return out
+
+
+PARAMS = "/sys/module/ksmbd/parameters"
+
+
+def param_read(name):
+    with open(f"{PARAMS}/{name}") as f:
+        return f.read().strip()
+
+
+def param_write(name, value):
+    with open(f"{PARAMS}/{name}", "w") as f:
+        f.write(str(value))
 
 
 def classify(*args):
@@ -386,15 +401,17 @@ def env_client(args, mode="plain", dialect="3.0", host=None):
                   os.environ.get("SMB_SHARE", "share"), mode, dialect)
 
 
-def expect_path(policy, length):
-    """The path the oracle must show for a READ of @length under @policy."""
-    if policy == "off":
-        return ("copy", "no_verdict")
-    if policy == "forced":
-        return ("splice", "-")
+def expect_path(policy, length, floor):
+    """(path, reason, src) the oracle must show for a READ of @length > 0
+    under @policy, with the kernel's splice floor @floor."""
+    copied = ("copy", "no_verdict", "copy")
+    if policy in ("forced", "pages"):
+        if length < floor:
+            return ("copy", "below_floor", "copy")
+        return ("splice", "-", "pages" if policy == "pages" else "pagecache")
     if policy == "default":
-        return ("splice", "-") if length >= 65536 else ("copy", "no_verdict")
-    return ("copy", "no_verdict")  # nothing attached: never spliced
+        return ("splice", "-", "pagecache") if length >= max(65536, floor) else copied
+    return copied  # off, or nothing attached: never spliced
 
 
 def cmd_exact(args):
@@ -408,8 +425,11 @@ def cmd_exact(args):
     lengths = [int(x) for x in args.lengths.split(",")]
     results = {}
     trace_enable()
+    floor = int(param_read("read_splice_floor"))
     loaded = True       # the caller loads the classifier
     for phase in args.phases.split(","):
+        # "pages": splice forced, the page cache not shared (private pages)
+        param_write("read_payload_pagecache", "N" if phase == "pages" else "Y")
         if phase == "none":
             classify("unload")
             loaded = False
@@ -419,7 +439,7 @@ def cmd_exact(args):
                 loaded = True
             if phase == "off":
                 classify("policy", "set", "0", "splice-min", "off")
-            elif phase == "forced":
+            elif phase in ("forced", "pages"):
                 classify("policy", "set", "0", "splice-min", "0")
             elif phase == "default":
                 subprocess.run(["smb-classify", "policy", "del", "0"],
@@ -452,20 +472,26 @@ def cmd_exact(args):
                              f"{len(data)} bytes, want {len(want)}; sha256 {hashlib.sha256(data).hexdigest()[:12]} vs {hashlib.sha256(want).hexdigest()[:12]}")
                     ck.check(wire == READ_RSP_HDR + len(want), what,
                              f"frame of {wire} bytes, want {READ_RSP_HDR + len(want)}")
-                    exp = expect_path(phase, L)
                     if L == 0:
-                        ck.check(len(ev) <= 1 and all(e[2] == 0 for e in ev), what, f"zero-length READ events {ev}")
+                        # never splice: copy (no_verdict or empty), no data
+                        ck.check(len(ev) == 1 and ev[0][0] == "copy" and ev[0][1] in ("no_verdict", "empty")
+                                 and ev[0][2] == 0 and ev[0][3] == "none", what,
+                                 f"zero-length READ events {ev}, want one copy/empty|no_verdict len=0 src=none")
                     elif ck.check(len(ev) == 1, what, f"want one read_payload event, got {ev}"):
-                        p, reason, n = ev[0]
-                        ck.check((p, reason) == exp and n == len(want), what,
-                                 f"oracle path={p} reason={reason} len={n}, want path={exp[0]} reason={exp[1]} len={len(want)}")
-                        paths[p] = paths.get(p, 0) + 1
+                        exp = expect_path(phase, L, floor)
+                        p, reason, n, where = ev[0]
+                        ck.check((p, reason, where) == exp and n == len(want), what,
+                                 f"oracle path={p} reason={reason} src={where} len={n}, "
+                                 f"want path={exp[0]} reason={exp[1]} src={exp[2]} len={len(want)}")
+                        key = f"{p}/{reason}/{where}"
+                        paths[key] = paths.get(key, 0) + 1
                 key = f"{name}:{L}:{off}:{mc}"
                 rec = (st, wire, hashlib.sha256(data).hexdigest())
                 results.setdefault(key, {})[phase] = rec
             c.close(fid)
         print(f"# phase {phase}: {n_reads} READs, oracle paths {paths}", flush=True)
         c.disconnect()
+    param_write("read_payload_pagecache", "Y")
     # the same status, frame length and bytes on every path
     for key, per in results.items():
         vals = set(per.values())
@@ -508,10 +534,10 @@ def cmd_secure(args):
         if L == 0:
             continue
         if ck.check(len(ev) == 1, what, f"want one read_payload event, got {ev}"):
-            p, reason, n = ev[0]
+            p, reason, n, where = ev[0]
             ok_reasons = {"signed"} if args.mode == "signed" else {"encrypted", "no_verdict"}
-            ck.check(p == "copy" and reason in ok_reasons and n == len(want), what,
-                     f"oracle path={p} reason={reason} len={n}, want copy ({'/'.join(sorted(ok_reasons))})")
+            ck.check(p == "copy" and reason in ok_reasons and n == len(want) and where == "copy", what,
+                     f"oracle path={p} reason={reason} src={where} len={n}, want copy ({'/'.join(sorted(ok_reasons))}) src=copy")
             reasons[reason] = reasons.get(reason, 0) + 1
     c.close(fid)
     print(f"# {args.mode} {args.dialect}: oracle reasons {reasons}")
@@ -549,7 +575,7 @@ def cmd_compound(args):
         ev = trace_events()
         # the verdict comes from the first PDU, a CREATE: no SPLICE asked
         ck.check(len(ev) == 1 and ev[0][0] == "copy" and ev[0][1] in ("compound", "no_verdict")
-                 and ev[0][2] == len(src[:L]), what,
+                 and ev[0][2] == len(src[:L]) and ev[0][3] == "copy", what,
                  f"oracle {ev}, want copy/compound or copy/no_verdict len={len(src[:L])}")
     # two unrelated READs: up to 512 KiB each (a compound reply of two
     # 1 MiB READs overflows ksmbd's response buffer, with or without BPF:
@@ -565,13 +591,15 @@ def cmd_compound(args):
         for r, off in zip(rs, (0, 7)):
             ck.check(r.read_data()[3] == src[off:off + L], what, f"data at {off}")
         ev = trace_events()
-        ck.check(sorted(ev) == sorted([("copy", "compound", len(src[0:L])), ("copy", "compound", len(src[7:7 + L]))]),
+        ck.check(sorted(ev) == sorted([("copy", "compound", len(src[0:L]), "copy"),
+                                       ("copy", "compound", len(src[7:7 + L]), "copy")]),
                  what, f"oracle {ev}, want copy/compound twice")
     # the connection still serves single READs, spliced
     trace_clear()
     st, data, _w, _r = c.read(fid, 0, 65536)
     ck.check(st == 0 and data == src[:65536], "plain READ after the compounds")
-    ck.check(trace_events() == [("splice", "-", 65536)], "plain READ after the compounds is spliced", str(trace_events()))
+    ck.check(trace_events() == [("splice", "-", 65536, "pagecache")],
+             "plain READ after the compounds is spliced from the page cache", str(trace_events()))
     c.close(fid)
     return 0 if ck.summary("compound READs") else 1
 
@@ -595,38 +623,74 @@ def cmd_pattern_file(args):
     return 0
 
 
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE = 0x01, 0x02
+
+
+def punch_hole(fd, off, n):
+    """fallocate(fd, KEEP_SIZE | PUNCH_HOLE, off, n), as fallocate -p does."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    if libc.fallocate(fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, off, n):
+        e = ctypes.get_errno()
+        raise OSError(e, f"fallocate punch-hole {off}+{n}: {os.strerror(e)}")
+
+
+def drop_caches():
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3")
+
+
 def cmd_mutate(args):
-    """83a, server side: truncate, extend and append the file in a bounded
-    loop; the contents are always the pattern (or a truncated tail)."""
+    """83, server side, in a bounded loop.  truncate: cut the file to a
+    point in [floor, ceil) and extend it back to ceil by appends; punch:
+    punch a hole at an unaligned range in [floor, ceil) (the size stays)
+    and write the pattern back.  The contents are always the pattern,
+    zeros in [floor, ceil), or a truncated tail.  --drop-caches N: write 3
+    to /proc/sys/vm/drop_caches every N rounds."""
     lo, hi = args.floor, args.ceil
     fd = os.open(args.path, os.O_WRONLY)
-    step = 0
+    step = drops = 0
     deadline = time.monotonic() + args.seconds
     while step < args.rounds and time.monotonic() < deadline:
         step += 1
-        cut = lo + (step * 7919) % (hi - lo)
-        os.ftruncate(fd, cut)
-        size = cut
-        while size < hi:                 # extend by appending pattern
-            n = min(hi - size, 12288 + (step % 5) * 4096 + step % 1000)
-            os.pwrite(fd, pattern(size, n), size)
-            size += n
+        if args.mode == "punch":
+            off = lo + (step * 7919) % (hi - lo - 1)
+            n = min(hi - off, 1 + (step * 4099) % 40000)
+            punch_hole(fd, off, n)
+            os.pwrite(fd, pattern(off, n), off)
+        else:
+            cut = lo + (step * 7919) % (hi - lo)
+            os.ftruncate(fd, cut)
+            size = cut
+            while size < hi:                 # extend by appending pattern
+                n = min(hi - size, 12288 + (step % 5) * 4096 + step % 1000)
+                os.pwrite(fd, pattern(size, n), size)
+                size += n
+        if args.drop_caches and step % args.drop_caches == 0:
+            drop_caches()
+            drops += 1
     os.close(fd)
-    print(f"# mutator: {step} truncate/extend rounds")
+    print(f"# mutator: {step} {args.mode} rounds, {drops} drop_caches")
     return 0
 
 
 def cmd_stress_read(args):
-    """83a, client side: 64 KiB READs near the end of a file that changes
-    under them, spliced.  Every reply frame has exactly DataLength bytes;
-    every byte is the pattern, or 0 past the truncation floor (a read racing
-    a truncate may copy the zeroed tail); only END_OF_FILE as an error."""
+    """83, client side: READs of --length bytes around [floor, ceil) of a
+    file that changes under them, spliced.  Every reply frame has exactly
+    DataLength bytes; every byte is the pattern, or 0 in [floor, zero-end)
+    (a read racing a truncate or a hole punch may see the zeroed part of
+    a page: the same on the copy path); only END_OF_FILE as an error;
+    every reply with data spliced from --src."""
     ck = Checks()
     trace_enable()
     c = env_client(args)
     fid = c.open(args.name)
     c.grow_credits(fid)
+    trace_clear()       # the 1-byte READs of grow_credits are below the floor
     n = eof = nbytes = 0
+    L = args.length
+    zero_end = args.zero_end if args.zero_end is not None else 1 << 62
     deadline = time.monotonic() + args.seconds
     i = 0
     while (n < args.reads and time.monotonic() < deadline) or \
@@ -634,8 +698,8 @@ def cmd_stress_read(args):
         if args.stop_file and os.path.exists(args.stop_file) and n >= args.min_reads:
             break
         i += 1
-        off = args.floor - 65536 + (i * 12289) % (args.ceil - args.floor + 65536)
-        st, data, wire, r = c.read(fid, off, 65536)
+        off = args.floor - L + (i * 12289) % (args.ceil - args.floor + L)
+        st, data, wire, r = c.read(fid, off, L)
         n += 1
         if st == STATUS_END_OF_FILE:
             eof += 1
@@ -648,20 +712,52 @@ def cmd_stress_read(args):
         want = pattern(off, len(data))
         if data != want:
             bad = [j for j in range(len(data)) if data[j] != want[j]]
-            ok = all(data[j] == 0 and off + j >= args.floor for j in bad)
+            ok = all(data[j] == 0 and args.floor <= off + j < zero_end for j in bad)
             ck.check(ok, f"READ at {off}: data", f"{len(bad)} bytes differ, first at {off + bad[0]}: {data[bad[0]]} vs {want[bad[0]]}")
     ev = trace_events()
     paths = {}
-    for p, reason, _l in ev:
-        paths[f"{p}/{reason}"] = paths.get(f"{p}/{reason}", 0) + 1
-    print(f"# reader: {n} READs, {eof} at EOF, {nbytes} bytes; oracle {paths}")
+    for p, reason, _l, where in ev:
+        paths[f"{p}/{reason}/{where}"] = paths.get(f"{p}/{reason}/{where}", 0) + 1
+    print(f"# reader: {n} READs of {L}, {eof} at EOF, {nbytes} bytes; oracle {paths}")
     ck.check(n >= args.min_reads, "enough READs", f"{n} < {args.min_reads}")
-    ck.check(set(paths) == {"splice/-"}, "every READ reply with data was spliced", str(paths))
+    ck.check(set(paths) == {f"splice/-/{args.src}"},
+             f"every READ reply with data was spliced from {args.src}", str(paths))
     # the connection is still in step: a plain READ of the stable prefix
     st, data, _w, _r = c.read(fid, 0, 65536)
     ck.check(st == 0 and data == pattern(0, 65536), "connection usable after the stress")
     c.close(fid)
     return 0 if ck.summary("reads while the file changes") else 1
+
+
+def cmd_verify_read(args):
+    """83d: --count READs of --length bytes at offsets spread over the
+    first --limit bytes of NAME, each compared with the file at --local
+    (the same file seen by the guest), spliced from --src."""
+    ck = Checks()
+    with open(args.local, "rb") as f:
+        src = f.read(args.limit + args.length)
+    trace_enable()
+    c = env_client(args)
+    fid = c.open(args.name)
+    c.grow_credits(fid)
+    trace_clear()
+    L, span = args.length, max(1, min(args.limit, len(src)) - args.length)
+    for i in range(args.count):
+        off = (i * 786433) % span
+        st, data, wire, _r = c.read(fid, off, L)
+        want = src[off:off + L]
+        if ck.check(st == STATUS_SUCCESS, f"READ at {off}", status_name(st)):
+            ck.check(data == want, f"READ at {off}: data", f"{len(data)} bytes, want {len(want)}")
+            ck.check(wire == READ_RSP_HDR + len(data), f"READ at {off}: frame", f"{wire} bytes")
+    ev = trace_events()
+    paths = {}
+    for p, reason, _l, where in ev:
+        paths[f"{p}/{reason}/{where}"] = paths.get(f"{p}/{reason}/{where}", 0) + 1
+    print(f"# {args.count} READs of {L} of {args.name}; oracle {paths}")
+    ck.check(paths == {f"splice/-/{args.src}": args.count},
+             f"every READ spliced from {args.src}", str(paths))
+    c.close(fid)
+    return 0 if ck.summary(f"READs of {args.name}") else 1
 
 
 def cmd_hog(args):
@@ -754,6 +850,8 @@ def main():
     p.add_argument("--ceil", type=int, required=True)
     p.add_argument("--rounds", type=int, default=2000)
     p.add_argument("--seconds", type=float, default=60)
+    p.add_argument("--mode", choices=["truncate", "punch"], default="truncate")
+    p.add_argument("--drop-caches", type=int, default=0, metavar="N")
     p.set_defaults(fn=cmd_mutate)
     p = sub.add_parser("stress-read")
     p.add_argument("name")
@@ -763,7 +861,18 @@ def main():
     p.add_argument("--min-reads", type=int, default=200)
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--stop-file")
+    p.add_argument("--length", type=int, default=65536)
+    p.add_argument("--zero-end", type=int)
+    p.add_argument("--src", choices=["pagecache", "pages"], default="pagecache")
     p.set_defaults(fn=cmd_stress_read)
+    p = sub.add_parser("verify-read")
+    p.add_argument("name")
+    p.add_argument("--local", required=True)
+    p.add_argument("--length", type=int, default=1 << 20)
+    p.add_argument("--count", type=int, default=40)
+    p.add_argument("--limit", type=int, default=32 << 20)
+    p.add_argument("--src", choices=["pagecache", "pages"], default="pagecache")
+    p.set_defaults(fn=cmd_verify_read)
     p = sub.add_parser("hog")
     p.add_argument("name")
     p.add_argument("--count", type=int, default=48)

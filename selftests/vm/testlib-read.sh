@@ -42,9 +42,9 @@ read_trace_start() {
 	echo 1 >"$t/tracing_on"
 }
 
-# read_trace_paths: "path/reason" counts of the read_payload events.
+# read_trace_paths: "path/reason/src" counts of the read_payload events.
 read_trace_paths() {
-	sed -n 's/.*ksmbd_read_payload: .*path=\([a-z]*\) reason=\([a-z_-]*\) .*/\1\/\2/p' \
+	sed -n 's/.*ksmbd_read_payload: .*path=\([a-z]*\) reason=\([a-z_-]*\) .* src=\([a-z]*\).*/\1\/\2\/\3/p' \
 		/sys/kernel/tracing/trace | sort | uniq -c | awk '{ printf "%s%s=%s", sep, $2, $1; sep=" " } END { print "" }'
 }
 

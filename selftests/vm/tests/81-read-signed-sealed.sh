@@ -10,7 +10,7 @@
 #     past it (END_OF_FILE), Length 0.  Every reply's signature or AES-CCM
 #     tag is verified by the client, data byte-exact, oracle path=copy
 #     reason=signed (signed) or encrypted/no_verdict (sealed: the program
-#     sees only the transform header);
+#     sees only the transform header), src=copy;
 #   - the kernel cifs client (vers=3.1.1, cache=none) mounted with sign
 #     and with seal: O_DIRECT reads of those sizes, compared with the
 #     file; oracle copy with the same reasons;
@@ -74,7 +74,7 @@ for opt in sign seal; do
 	vm_check "cifs $opt: O_DIRECT reads byte-exact" cifs_reads "$mnt"
 	paths=$(read_trace_paths)
 	echo "  cifs $opt: oracle $paths"
-	if [[ $opt == sign ]]; then want='^(copy/signed=[0-9]+)$'; else want='^(copy/(encrypted|no_verdict)=[0-9]+ ?)+$'; fi
+	if [[ $opt == sign ]]; then want='^(copy/signed/copy=[0-9]+)$'; else want='^(copy/(encrypted|no_verdict)/copy=[0-9]+ ?)+$'; fi
 	vm_check "cifs $opt: every READ reply copied (${want//[\^\$()+?]/})" \
 		grep -Eq "$want" <<<"$paths"
 	umount "$mnt"

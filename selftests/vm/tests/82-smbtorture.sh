@@ -6,7 +6,8 @@
 # for every READ (policy splice-min 0 for class 0).  Per test: nothing
 # that succeeds on the copy path fails on the splice path; eof, position,
 # dir and access succeed on both (shared/notes: stock 6.12 passes them);
-# the oracle shows spliced READ replies in the second run.  Skipped
+# the oracle shows READ replies spliced from the page cache in the
+# second run, and no payload or payload page is held afterwards.  Skipped
 # without smbtorture (Debian samba-testsuite).
 # vm-timeout: 600
 
@@ -57,5 +58,7 @@ while read -r res name; do
 	vm_check "smb2.read.$name: success on copy, $(result splice "$name") on splice" \
 		test "$(result splice "$name")" = success
 done <"$read_tmp/copy.results"
-vm_check "READ replies were spliced in the splice run" grep -q 'splice/-=' <<<"$paths"
+vm_check "READ replies were spliced from the page cache in the splice run" \
+	grep -q 'splice/-/pagecache=' <<<"$paths"
+vm_check "payloads 0, payload_pages 0 after the splice run" vm_poll 10 vm_sched_held_zero
 vm_finish

@@ -3,17 +3,32 @@
  * Page-backed READ replies, sent with MSG_SPLICE_PAGES.
  *
  * When the BPF verdict of a READ has KSMBD_SCHED_VERDICT_SPLICE and every
- * gate below passes, the data is read into private pages (order 0 unless
- * read_payload_order says otherwise) described by a bio_vec array, and
- * the transport sends the reply header (copied, MSG_MORE) followed by the
- * pages (spliced: the socket takes page references, no copy).  Slab
- * memory never enters the splice iterator: the header is sent by copy and
- * the pages come from alloc_pages.  Any gate that fails, and a failed
- * page allocation, keep today's copy path.
+ * gate below passes, the reply's data is a bio_vec array of pages the
+ * payload holds references on, and the transport sends the reply header
+ * (copied, MSG_MORE) followed by the pages (spliced: the socket takes its
+ * own page references, nothing is copied).  The pages are
+ *  - the file's page-cache pages themselves, collected with
+ *    splice_direct_to_actor() as nfsd's splice read does: no copy on the
+ *    server at all (KSMBD_READ_SRC_PAGECACHE);
+ *  - or, where the page cache cannot be shared (ksmbd_read_pagecache_ok()),
+ *    private order-0 pages allocated in bulk and read into by copy: one
+ *    copy fewer than the copy path (KSMBD_READ_SRC_PAGES).
+ * Slab memory never enters the splice iterator: the header is sent by
+ * copy, and every page passes sendpage_ok().  Any gate that fails, and a
+ * failed page allocation, keep today's copy path.
  *
  * Status, DataLength and bytes on the wire are those of the copy path in
- * every case: the same read checks (ksmbd_vfs_read_iter()), the same
- * end-of-file rule in smb2_read(), and only the bytes read are sent.
+ * every case: the same read checks (ksmbd_vfs_read_iter(),
+ * ksmbd_vfs_splice_read()), the same end-of-file rule in smb2_read(), and
+ * exactly the bytes read are sent.  A page-cache page may change between
+ * the read and the send (a write, a truncate or hole punch zeroing part
+ * of it): the client then sees the newer bytes of that page, see
+ * Documentation/read-splice.rst.
+ *
+ * Leak accounting: ksmbd_sched_held.payloads counts payloads,
+ * .payload_pages the PAGE_SIZE units they reference (struct
+ * ksmbd_read_payload, @held); both return to 0 when no spliced READ is
+ * between its read and the end of its send.
  */
 
 #include <linux/bvec.h>
@@ -21,7 +36,10 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
+#include <linux/pagemap.h>
+#include <linux/pipe_fs_i.h>
 #include <linux/slab.h>
+#include <linux/splice.h>
 #include <linux/uio.h>
 #include <net/net_namespace.h>
 
@@ -37,30 +55,41 @@
 #include "ksmbd_sched_trace.h"
 
 /*
- * Order of the pages a payload is read into.  0 (order-0 pages, the shape
- * the network stack and the page allocator like best) is the default;
- * higher orders are for measurement (Documentation/read-splice.rst) and
- * fall back to order 0 page by page when memory is fragmented.
+ * Page-cache pages are the payload when the file allows it (1, the
+ * default); 0 reads every spliced payload into private pages by copy, to
+ * measure the two against each other (Documentation/read-splice.rst).
+ */
+static bool read_payload_pagecache = true;
+module_param(read_payload_pagecache, bool, 0644);
+MODULE_PARM_DESC(read_payload_pagecache,
+		 "spliced READs send page-cache pages (Y, default) or private pages (N)");
+
+/*
+ * Order of the private pages a payload is read into.  0 (order-0 pages,
+ * allocated in bulk: the shape the network stack and the page allocator
+ * like best) is the default; higher orders are for measurement and fall
+ * back to order 0 when memory is fragmented.
  */
 static unsigned int read_payload_order;
 module_param(read_payload_order, uint, 0644);
 MODULE_PARM_DESC(read_payload_order,
-		 "page order of spliced READ payloads, 0..4 (default 0)");
+		 "page order of private READ payload pages, 0..4 (default 0)");
 
-#define KSMBD_READ_PAYLOAD_MAX_ORDER	4
-
-/* Drop a payload's reference to @page, and count it out. */
-static void ksmbd_read_payload_put_page(struct page *page)
-{
-	atomic_long_sub(compound_nr(page), &ksmbd_sched_held.payload_pages);
-	put_page(page);
-}
+/*
+ * A READ shorter than this many bytes is copied even when its verdict
+ * has SPLICE (reason below_floor); 0 lifts the floor, for measurement.
+ */
+static unsigned int read_splice_floor = KSMBD_READ_SPLICE_FLOOR;
+module_param(read_splice_floor, uint, 0644);
+MODULE_PARM_DESC(read_splice_floor,
+		 "READs shorter than this many bytes are never spliced (default 16384)");
 
 /**
  * ksmbd_read_splice_gate() - may this READ reply be sent spliced?
  * @work:         the READ request
  * @fp:           the file it reads
  * @req:          its SMB2 READ header (MS-SMB2 2.2.19)
+ * @length:       its Length, in bytes (at most MaxReadSize)
  * @rdma_channel: the data goes back by RDMA write
  *
  * Every gate exists because the copy path must do something to the
@@ -72,13 +101,19 @@ static void ksmbd_read_payload_put_page(struct page *page)
  *  - RDMA has no MSG_SPLICE_PAGES, and an RDMA channel READ is not sent
  *    on the socket at all;
  *  - a stream is read from an xattr, not the page cache.
+ * Two more are the kernel's own policy, checked last so that they count
+ * only READs that would otherwise have been spliced:
+ *  - Length 0 has no data to send (reason empty);
+ *  - below read_splice_floor (KSMBD_READ_SPLICE_FLOOR) splicing does not
+ *    pay, whatever the program asked (reason below_floor).
  *
+ * Context: any; reads only the request and the session.
  * Return: KSMBD_READ_SPLICE, or the reason to copy.
  */
 enum ksmbd_read_path ksmbd_read_splice_gate(struct ksmbd_work *work,
 					    struct ksmbd_file *fp,
 					    struct smb2_read_req *req,
-					    bool rdma_channel)
+					    size_t length, bool rdma_channel)
 {
 	struct ksmbd_conn *conn = work->conn;
 
@@ -100,7 +135,52 @@ enum ksmbd_read_path ksmbd_read_splice_gate(struct ksmbd_work *work,
 		return KSMBD_READ_COMPRESSED;
 	if (ksmbd_stream_fd(fp))
 		return KSMBD_READ_STREAM;
+	if (!length)
+		return KSMBD_READ_EMPTY;
+	if (length < READ_ONCE(read_splice_floor))
+		return KSMBD_READ_BELOW_FLOOR;
 	return KSMBD_READ_SPLICE;
+}
+
+static struct ksmbd_read_payload *
+ksmbd_read_payload_new(unsigned int max, enum ksmbd_read_src src)
+{
+	struct ksmbd_read_payload *p;
+
+	p = kvzalloc(struct_size(p, bvec, max), KSMBD_DEFAULT_GFP);
+	if (!p)
+		return NULL;
+	p->max_bvec = max;
+	p->src = src;
+	atomic_long_inc(&ksmbd_sched_held.payloads);
+	return p;
+}
+
+/*
+ * Append @len bytes at @off of @page, whose reference the payload now
+ * owns; @units is its size in PAGE_SIZE units (leak accounting).
+ */
+static void ksmbd_read_payload_add(struct ksmbd_read_payload *p,
+				   struct page *page, unsigned int len,
+				   unsigned int off, unsigned long units)
+{
+	p->held += units;
+	atomic_long_add(units, &ksmbd_sched_held.payload_pages);
+	p->nr_bvec++;
+	bvec_set_page(&p->bvec[p->nr_bvec - 1], page, len, off);
+	p->len += len;
+}
+
+/* Drop every page reference of @p, then @p. */
+static void ksmbd_read_payload_put(struct ksmbd_read_payload *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_bvec; i++)
+		put_page(p->bvec[i].bv_page);
+	atomic_long_sub(p->held, &ksmbd_sched_held.payload_pages);
+	kvfree(p);
+	atomic_long_dec(&ksmbd_sched_held.payloads);
 }
 
 /**
@@ -108,76 +188,193 @@ enum ksmbd_read_path ksmbd_read_splice_gate(struct ksmbd_work *work,
  * @work: the request
  *
  * Safe to call when there is none.  Pages the socket still references
- * stay alive until it has sent them.
+ * (it took its own references when it queued them) stay alive until it
+ * has sent them; page-cache pages stay in the page cache.
  */
 void ksmbd_read_payload_free(struct ksmbd_work *work)
 {
-	struct ksmbd_read_payload *p = work->sched.payload;
-	unsigned int i;
-
-	if (!p)
+	if (!work->sched.payload)
 		return;
-	for (i = 0; i < p->nr_bvec; i++)
-		ksmbd_read_payload_put_page(p->bvec[i].bv_page);
-	kvfree(p);
-	atomic_long_dec(&ksmbd_sched_held.payloads);
+	ksmbd_read_payload_put(work->sched.payload);
 	work->sched.payload = NULL;
 }
 
-/* A page of @order if it can be had at once, else an order-0 page. */
-static struct page *ksmbd_read_payload_page(unsigned int *order)
-{
-	struct page *page;
+/*
+ * Page cache: splice_direct_to_actor() has the file's ->splice_read()
+ * put page-cache pages into current's internal pipe (filemap and shmem
+ * do: one buffer per page, a reference each), and the actor below takes
+ * its own reference on each page instead of copying, as nfsd's splice
+ * read does.  The pipe's references are dropped when it is drained.
+ */
+struct ksmbd_read_collect {
+	struct ksmbd_read_payload *p;
+	int err;
+};
 
-	if (*order) {
-		page = alloc_pages(KSMBD_DEFAULT_GFP | __GFP_COMP |
-				   __GFP_NOWARN | __GFP_NORETRY, *order);
-		if (page)
-			goto got;
-		*order = 0;
-	}
-	page = alloc_page(KSMBD_DEFAULT_GFP);
-	if (!page)
-		return NULL;
-got:
-	atomic_long_add(1L << *order, &ksmbd_sched_held.payload_pages);
-	return page;
+/*
+ * Not a private copy: a page of a file's page cache, one that was until a
+ * racing truncate or hole punch removed it (it stays on the LRU while
+ * referenced; a page a ->splice_read() allocated to copy into never is),
+ * or the zero page shmem gives for holes.
+ */
+static bool ksmbd_read_page_cached(struct page *page)
+{
+	struct folio *folio = page_folio(page);
+
+	return is_zero_page(page) || folio_mapping(folio) ||
+	       folio_test_lru(folio);
 }
 
-static struct ksmbd_read_payload *ksmbd_read_payload_alloc(size_t count)
+/*
+ * splice_actor: take one pipe buffer's bytes into the payload.  A piece
+ * that continues the last entry in the same page extends it (a page read
+ * in two pipe rounds); anything the socket could not take, or more
+ * entries than planned, fails the collection (the caller falls back to
+ * private pages).
+ */
+static int ksmbd_read_collect_buf(struct pipe_inode_info *pipe,
+				  struct pipe_buffer *buf,
+				  struct splice_desc *sd)
 {
-	unsigned int max = DIV_ROUND_UP(count, PAGE_SIZE);
-	struct ksmbd_read_payload *p;
-	size_t left = count;
+	struct ksmbd_read_collect *c = sd->u.data;
+	struct ksmbd_read_payload *p = c->p;
+	struct page *page = nth_page(buf->page, buf->offset / PAGE_SIZE);
+	unsigned int off = offset_in_page(buf->offset);
+	struct bio_vec *last = p->nr_bvec ? &p->bvec[p->nr_bvec - 1] : NULL;
 
-	p = kvzalloc(struct_size(p, bvec, max), KSMBD_DEFAULT_GFP);
-	if (!p)
-		return NULL;
-	atomic_long_inc(&ksmbd_sched_held.payloads);
-	while (left) {
-		unsigned int order = min(READ_ONCE(read_payload_order),
-					 KSMBD_READ_PAYLOAD_MAX_ORDER);
-		struct page *page = ksmbd_read_payload_page(&order);
-		size_t len = min_t(size_t, left, PAGE_SIZE << order);
-
-		if (!page)
-			goto fail;
-		p->nr_bvec++;
-		bvec_set_page(&p->bvec[p->nr_bvec - 1], page, len, 0);
-		left -= len;
+	if (off + sd->len > PAGE_SIZE)
+		goto fail;
+	if (last && last->bv_page == page &&
+	    last->bv_offset + last->bv_len == off) {
+		last->bv_len += sd->len;
+		p->len += sd->len;
+		return sd->len;
 	}
-	p->len = count;
-	return p;
+	if (p->nr_bvec == p->max_bvec || !sendpage_ok(page))
+		goto fail;
+	if (!ksmbd_read_page_cached(page))
+		p->src = KSMBD_READ_SRC_PAGES;
+	get_page(page);
+	ksmbd_read_payload_add(p, page, sd->len, off, 1);
+	return sd->len;
 
 fail:
-	while (p->nr_bvec)
-		ksmbd_read_payload_put_page(p->bvec[--p->nr_bvec].bv_page);
-	kvfree(p);
-	atomic_long_dec(&ksmbd_sched_held.payloads);
-	return NULL;
+	c->err = -EINVAL;
+	return c->err;
 }
 
-/* Keep the first @n bytes of @p: shorten the vector, free unused pages. */
+static int ksmbd_read_collect_pipe(struct pipe_inode_info *pipe,
+				   struct splice_desc *sd)
+{
+	return __splice_from_pipe(pipe, sd, ksmbd_read_collect_buf);
+}
+
+/*
+ * May the payload be the file's own page-cache pages?  Not when any of
+ * these holds, and the data is read into private pages instead:
+ *  - read_payload_pagecache is off (measurement);
+ *  - not a regular file, or no ->splice_read() (nothing to collect);
+ *  - ->splice_read() is copy_splice_read() (it copies into private pages
+ *    itself, one page at a time);
+ *  - O_DIRECT or DAX: do_splice_read() bypasses ->splice_read() and
+ *    copies, there is no page cache to share;
+ *  - not seekable or not open for reading: splice_direct_to_actor()
+ *    refuses it.
+ */
+static bool ksmbd_read_pagecache_ok(struct file *filp)
+{
+	const fmode_t need = FMODE_READ | FMODE_LSEEK;
+
+	if (!READ_ONCE(read_payload_pagecache))
+		return false;
+	if (!S_ISREG(file_inode(filp)->i_mode) || !filp->f_op->splice_read ||
+	    filp->f_op->splice_read == copy_splice_read)
+		return false;
+	if ((filp->f_flags & O_DIRECT) || IS_DAX(filp->f_mapping->host))
+		return false;
+	return (filp->f_mode & need) == need;
+}
+
+/*
+ * Collect @count bytes at *@pos from the page cache.  Return: bytes (a
+ * payload is set), 0 at end of file, an error of the read, or
+ * -EOPNOTSUPP when page-cache pages cannot be used after all (nothing
+ * is set, *@pos is unchanged: the caller reads into private pages).
+ */
+static ssize_t ksmbd_read_pagecache(struct ksmbd_work *work,
+				    struct ksmbd_file *fp, size_t count,
+				    loff_t *pos)
+{
+	unsigned int max = DIV_ROUND_UP(offset_in_page(*pos) + count,
+					PAGE_SIZE);
+	struct ksmbd_read_collect c = {};
+	struct splice_desc sd = { .u.data = &c };
+	loff_t start = *pos;
+	ssize_t n;
+
+	c.p = ksmbd_read_payload_new(max, KSMBD_READ_SRC_PAGECACHE);
+	if (!c.p)
+		return -ENOMEM;
+	n = ksmbd_vfs_splice_read(work, fp, count, pos, &sd,
+				  ksmbd_read_collect_pipe);
+	if (c.err || n == -ENOMEM || (n > 0 && c.p->len != n)) {
+		ksmbd_read_payload_put(c.p);
+		*pos = start;
+		return -EOPNOTSUPP;
+	}
+	if (n <= 0) {
+		ksmbd_read_payload_put(c.p);
+		return n;
+	}
+	work->sched.payload = c.p;
+	return n;
+}
+
+/* Private pages for @count bytes: order-0 pages in bulk by default. */
+static int ksmbd_read_payload_fill(struct ksmbd_read_payload *p, size_t count)
+{
+	unsigned int order = min_t(unsigned int, READ_ONCE(read_payload_order),
+				 KSMBD_READ_PAYLOAD_MAX_ORDER);
+	struct page *batch[KSMBD_READ_BULK];
+	size_t left = count;
+
+	while (left) {
+		unsigned long want, got, i;
+
+		if (order) {
+			struct page *page;
+
+			page = alloc_pages(KSMBD_DEFAULT_GFP | __GFP_COMP |
+					   __GFP_NOWARN | __GFP_NORETRY, order);
+			if (page) {
+				size_t len = min_t(size_t, left,
+						   PAGE_SIZE << order);
+
+				ksmbd_read_payload_add(p, page, len, 0,
+						       1UL << order);
+				left -= len;
+				continue;
+			}
+			order = 0;	/* fragmented: the rest in order 0 */
+		}
+
+		want = min_t(unsigned long, DIV_ROUND_UP(left, PAGE_SIZE),
+			     KSMBD_READ_BULK);
+		memset(batch, 0, sizeof(batch));
+		got = alloc_pages_bulk_array(KSMBD_DEFAULT_GFP, want, batch);
+		if (!got)
+			return -ENOMEM;
+		for (i = 0; i < got; i++) {
+			size_t len = min_t(size_t, left, PAGE_SIZE);
+
+			ksmbd_read_payload_add(p, batch[i], len, 0, 1);
+			left -= len;
+		}
+	}
+	return 0;
+}
+
+/* Keep the first @n bytes of private pages @p, free the pages unused. */
 static void ksmbd_read_payload_trim(struct ksmbd_read_payload *p, size_t n)
 {
 	unsigned int i = 0;
@@ -186,42 +383,37 @@ static void ksmbd_read_payload_trim(struct ksmbd_read_payload *p, size_t n)
 	while (sum + p->bvec[i].bv_len < n)
 		sum += p->bvec[i++].bv_len;
 	p->bvec[i].bv_len = n - sum;
-	while (p->nr_bvec > i + 1)
-		ksmbd_read_payload_put_page(p->bvec[--p->nr_bvec].bv_page);
+	while (p->nr_bvec > i + 1) {
+		struct page *page = p->bvec[--p->nr_bvec].bv_page;
+
+		p->held -= compound_nr(page);
+		atomic_long_sub(compound_nr(page),
+				&ksmbd_sched_held.payload_pages);
+		put_page(page);
+	}
 	p->len = n;
 }
 
-/**
- * ksmbd_read_splice() - read a READ's data into private pages
- * @work:  the READ request; its payload is set on success
- * @fp:    the file
- * @count: bytes to read, at most the negotiated MaxReadSize
- * @pos:   file position, advanced by the bytes read
- *
- * Return: bytes read (may be less than @count at end of file), -ENOMEM
- * when no pages could be had (the caller copies instead), or an error of
- * ksmbd_vfs_read_iter().
- */
-ssize_t ksmbd_read_splice(struct ksmbd_work *work, struct ksmbd_file *fp,
-			  size_t count, loff_t *pos)
+/* Read @count bytes at *@pos into private pages, by copy. */
+static ssize_t ksmbd_read_pages(struct ksmbd_work *work, struct ksmbd_file *fp,
+				size_t count, loff_t *pos)
 {
 	struct ksmbd_read_payload *p;
 	struct iov_iter iter;
 	ssize_t n;
 
-	if (!count) {
-		iov_iter_bvec(&iter, ITER_DEST, NULL, 0, 0);
-		return ksmbd_vfs_read_iter(work, fp, &iter, pos);
-	}
-
-	p = ksmbd_read_payload_alloc(count);
+	p = ksmbd_read_payload_new(DIV_ROUND_UP(count, PAGE_SIZE),
+				   KSMBD_READ_SRC_PAGES);
 	if (!p)
 		return -ENOMEM;
+	if (ksmbd_read_payload_fill(p, count)) {
+		ksmbd_read_payload_put(p);
+		return -ENOMEM;
+	}
 	iov_iter_bvec(&iter, ITER_DEST, p->bvec, p->nr_bvec, count);
 	n = ksmbd_vfs_read_iter(work, fp, &iter, pos);
 	if (n <= 0) {
-		work->sched.payload = p;
-		ksmbd_read_payload_free(work);
+		ksmbd_read_payload_put(p);
 		return n;
 	}
 
@@ -229,6 +421,38 @@ ssize_t ksmbd_read_splice(struct ksmbd_work *work, struct ksmbd_file *fp,
 	ksmbd_read_payload_trim(p, n);
 	work->sched.payload = p;
 	return n;
+}
+
+/**
+ * ksmbd_read_splice() - collect a READ's data as pages for the socket
+ * @work:  the READ request; its payload is set on success
+ * @fp:    the file, passed ksmbd_read_splice_gate()
+ * @count: bytes to read, 1 .. the negotiated MaxReadSize
+ * @pos:   file position, advanced by the bytes read
+ *
+ * The file's page-cache pages themselves when ksmbd_read_pagecache_ok()
+ * allows (zero-copy: the payload and then the socket reference them),
+ * else private pages read by copy.  The length is fixed here: the reply
+ * sends exactly the bytes counted, whatever happens to the file later.
+ *
+ * Context: process context (a ksmbd worker), may sleep.
+ * Return: bytes read (may be less than @count at end of file), -ENOMEM
+ * when no pages could be had (the caller copies instead), or an error of
+ * the read, as ksmbd_vfs_read() returns it.
+ */
+ssize_t ksmbd_read_splice(struct ksmbd_work *work, struct ksmbd_file *fp,
+			  size_t count, loff_t *pos)
+{
+	ssize_t n;
+
+	if (WARN_ON_ONCE(!count || work->sched.payload))
+		return -EINVAL;
+	if (ksmbd_read_pagecache_ok(fp->filp)) {
+		n = ksmbd_read_pagecache(work, fp, count, pos);
+		if (n != -EOPNOTSUPP)
+			return n;
+	}
+	return ksmbd_read_pages(work, fp, count, pos);
 }
 
 /**
@@ -254,17 +478,23 @@ int ksmbd_read_splice_pin(struct ksmbd_work *work, void *rsp, int len)
 
 /**
  * ksmbd_read_payload_trace() - report how a READ reply's data goes out
- * @work: the request
+ * @work: the request, with its payload if it is spliced
  * @path: KSMBD_READ_SPLICE, or why it is copied
  * @len:  bytes of data in the reply
+ *
+ * The tracepoint's src says where the data is: pagecache or pages for a
+ * payload, copy for a copied reply with data, none without data.
  */
 void ksmbd_read_payload_trace(struct ksmbd_work *work,
 			      enum ksmbd_read_path path, size_t len)
 {
 	const struct net *net = work->conn->sched_net;
+	enum ksmbd_read_src src = len ? KSMBD_READ_SRC_COPY : KSMBD_READ_SRC_NONE;
 
+	if (work->sched.payload)
+		src = work->sched.payload->src;
 	trace_ksmbd_read_payload(net ? net->ns.inum : 0, work->sched.verdict,
-				 path, len);
+				 path, len, src);
 }
 
 /**

@@ -171,25 +171,30 @@ TRACE_EVENT(ksmbd_sched_dispatch,
  *
  * The oracle of the splice path: @path is splice, or the reason the reply
  * was copied (see enum ksmbd_read_path; no_verdict when no program asked
- * for SPLICE, e.g. none attached).  Fires for every successful READ reply
- * on a share (not a named pipe, not an error reply).
+ * for SPLICE, e.g. none attached).  @src is where the data is (enum
+ * ksmbd_read_src): pagecache (the file's page-cache pages, zero-copy) or
+ * pages (private pages read by copy) when spliced, copy when copied, none
+ * when the reply has no data.  Fires for every successful READ reply on a
+ * share (not a named pipe, not an error reply).
  */
 TRACE_EVENT(ksmbd_read_payload,
-	TP_PROTO(u32 netns_ino, u32 verdict, int path, size_t len),
-	TP_ARGS(netns_ino, verdict, path, len),
+	TP_PROTO(u32 netns_ino, u32 verdict, int path, size_t len, int src),
+	TP_ARGS(netns_ino, verdict, path, len, src),
 	TP_STRUCT__entry(
 		__field(u32, netns_ino)
 		__field(u32, verdict)
 		__field(int, path)
 		__field(u32, len)
+		__field(int, src)
 	),
 	TP_fast_assign(
 		__entry->netns_ino = netns_ino;
 		__entry->verdict = verdict;
 		__entry->path = path;
 		__entry->len = len;
+		__entry->src = src;
 	),
-	TP_printk("netns=%u path=%s reason=%s len=%u verdict=0x%x",
+	TP_printk("netns=%u path=%s reason=%s len=%u verdict=0x%x src=%s",
 		  __entry->netns_ino, __entry->path ? "copy" : "splice",
 		  __print_symbolic(__entry->path,
 				   { 0, "-" },
@@ -201,8 +206,15 @@ TRACE_EVENT(ksmbd_read_payload,
 				   { 6, "compound" },
 				   { 7, "compressed" },
 				   { 8, "stream" },
-				   { 9, "nomem" }),
-		  __entry->len, __entry->verdict)
+				   { 9, "nomem" },
+				   { 10, "empty" },
+				   { 11, "below_floor" }),
+		  __entry->len, __entry->verdict,
+		  __print_symbolic(__entry->src,
+				   { 0, "none" },
+				   { 1, "copy" },
+				   { 2, "pages" },
+				   { 3, "pagecache" }))
 );
 
 #endif /* _KSMBD_SCHED_TRACE_H */
