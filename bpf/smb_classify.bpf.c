@@ -18,28 +18,12 @@
  * The prefixes map is filled by "smb-classify prefix add", the policy map
  * by "smb-classify policy set".
  */
-#include <linux/types.h>
-#include <linux/bpf.h>
-#include <linux/ksmbd_sched.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
+#include "ksmbd_sched_ops.bpf.h"
 
 #include "smb_classify.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/*
- * Local definition of the kernel's struct_ops type.  libbpf matches it by
- * name against "ksmbd_sched_ops" in the kernel's BTF and relocates members
- * by name, so this must list exactly the members of the ABI.
- */
-struct ksmbd_sched_ops {
-	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
-	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
-	__u32 max_inflight;
-	__u32 flags;
-	char name[KSMBD_SCHED_NAME_LEN];
-} __attribute__((preserve_access_index));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);

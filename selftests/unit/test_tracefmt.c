@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * test_tracefmt.c - decoding trace_pipe lines of the ksmbd tracepoints
+ * test_tracefmt.c - decoded ksmbd trace events as JSON, fuzzed
+ *
+ * The JSON of every event must parse with a strict parser (python3's
+ * json, UTF-8 strict, duplicate keys refused) whatever bytes its strings
+ * hold: that is what the fuzz findings of the text parser broke.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -12,131 +16,154 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "text.h"
 #include "tracefmt.h"
 
-static const char conn_line[] =
-	"ksmbd_sched_conn: netns=4026531840 peer=::ffff:127.0.0.1 port=50998 class=0x00030002 id=2 weight=3 per_peer=0 prog=smb_prefix";
-static const char req_line[] =
-	"ksmbd_sched_req: peer=::ffff:127.0.0.1 class=0x00030002 cmd=NEGOTIATE flags= len=0 off=0 credits=0 verdict=0x0 queue=0 splice=0";
-static const char dispatch_line[] =
-	"ksmbd_sched_dispatch: netns=4026531840 class=2 client=2/:: cmd=READ queue=percpu bytes=4194304 waited=1 wait_ns=0";
-static const char read_line[] =
-	"     ksmbd:51024-148     [001] ..... 11.604000: ksmbd_sched_req: peer=fe80::1 class=0x80010005 cmd=READ flags=SIGNED|COMPOUND len=1048576 off=4096 credits=16 verdict=0x101 queue=1 splice=1\n";
+/* python3: every line one JSON object, strict UTF-8, no duplicate keys. */
+#define STRICT_JSON \
+	"python3 -c 'import json, sys\n" \
+	"def nodup(p):\n" \
+	"    k = [a for a, _ in p]\n" \
+	"    assert len(k) == len(set(k)), k\n" \
+	"    return dict(p)\n" \
+	"n = 0\n" \
+	"for l in sys.stdin.buffer:\n" \
+	"    assert isinstance(json.loads(l.decode(\"utf-8\"), object_pairs_hook=nodup), dict)\n" \
+	"    n += 1\n" \
+	"print(n)'"
 
-static void text_of(const char *line, char *buf, size_t len)
+static void add_num(struct trace_event *ev, const char *name, uint64_t v)
 {
-	struct trace_event ev;
+	struct trace_field *f = &ev->f[ev->nfields++];
 
-	assert_int_equal(trace_line_parse(line, &ev), 0);
-	trace_format_text(&ev, buf, len);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->num = v;
 }
 
-static char *json_of(const char *line)
+static void add_str(struct trace_event *ev, const char *name, const char *v)
 {
-	struct trace_event ev;
-	struct json_writer w;
+	struct trace_field *f = &ev->f[ev->nfields++];
+
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->is_str = true;
+	snprintf(f->str, sizeof(f->str), "%s", v);
+}
+
+static struct trace_event conn_event(void)
+{
+	struct trace_event ev = { .name = "ksmbd_sched_conn", .comm = "cifsd",
+				  .pid = 148, .cpu = 1, .ts = 11604000123ULL,
+				  .ts_ns = true };
+
+	add_num(&ev, "netns_ino", 4026531840U);
+	add_str(&ev, "peer", "::ffff:127.0.0.1");
+	add_num(&ev, "peer_port", 50998);
+	add_num(&ev, "class_word", 0x80030002);
+	add_str(&ev, "prog", "smb_prefix");
+	return ev;
+}
+
+static char *json_of(const struct trace_event *ev)
+{
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	json_writer_t *w;
 
 	assert_non_null(f);
-	assert_int_equal(trace_line_parse(line, &ev), 0);
-	json_init(&w, f, false);
-	trace_format_json(&ev, &w);
+	w = jsonw_new(f);
+	trace_format_json(ev, w);
+	jsonw_destroy(&w);
 	fclose(f);
 	return buf;
 }
 
-static void test_parse_fields(void **state)
-{
-	struct trace_event ev;
-
-	(void)state;
-	assert_int_equal(trace_line_parse(conn_line, &ev), 0);
-	assert_string_equal(ev.name, "ksmbd_sched_conn");
-	assert_string_equal(ev.time, "");
-	assert_int_equal(ev.pid, -1);
-	assert_int_equal(ev.nfields, 8);
-	assert_string_equal(trace_field(&ev, "peer"), "::ffff:127.0.0.1");
-	assert_string_equal(trace_field(&ev, "class"), "0x00030002");
-	assert_string_equal(trace_field(&ev, "prog"), "smb_prefix");
-	assert_null(trace_field(&ev, "bogus"));
-
-	assert_int_equal(trace_line_parse(req_line, &ev), 0);
-	assert_string_equal(trace_field(&ev, "flags"), "");
-	assert_string_equal(trace_field(&ev, "verdict"), "0x0");
-
-	assert_int_equal(trace_line_parse(read_line, &ev), 0);
-	assert_string_equal(ev.name, "ksmbd_sched_req");
-	assert_string_equal(ev.time, "11.604000");
-	assert_string_equal(ev.comm, "ksmbd:51024");
-	assert_int_equal(ev.pid, 148);
-	assert_int_equal(ev.cpu, 1);
-	assert_string_equal(trace_field(&ev, "splice"), "1");
-
-	/* Header without the irq-info flags column; task with '-' */
-	assert_int_equal(trace_line_parse("  kworker/u4:1-a-9 [000] 5.000001: ksmbd_read_payload: path=splice len=65536", &ev), 0);
-	assert_string_equal(ev.comm, "kworker/u4:1-a");
-	assert_int_equal(ev.pid, 9);
-	assert_string_equal(ev.time, "5.000001");
-	assert_string_equal(trace_field(&ev, "path"), "splice");
-
-	/* Not events. */
-	assert_int_equal(trace_line_parse("CPU:1 [LOST 3 EVENTS]", &ev), -1 * 22);
-	assert_int_equal(trace_line_parse("", &ev), -22);
-	assert_int_equal(trace_line_parse("garbage without colon", &ev), -22);
-}
-
-static void test_text(void **state)
-{
-	char buf[TRACE_TEXT_LEN];
-
-	(void)state;
-	text_of(conn_line, buf, sizeof(buf));
-	assert_string_equal(buf, "-               conn         peer 127.0.0.1 port 50998 -> class 2 weight 3 prog smb_prefix netns 4026531840");
-	text_of(req_line, buf, sizeof(buf));
-	assert_string_equal(buf, "-               req          peer 127.0.0.1 class 2 weight 3 NEGOTIATE len 0 off 0 credits 0 -> verdict 0x0: queue percpu, splice no");
-	text_of(dispatch_line, buf, sizeof(buf));
-	assert_string_equal(buf, "-               dispatch     class 2 client 2 READ queue percpu bytes 4194304 waited 0 ns netns 4026531840");
-	text_of(read_line, buf, sizeof(buf));
-	assert_string_equal(buf, "11.604000       req          peer fe80::1 class 5 weight 1 per-peer READ len 1048576 off 4096 credits 16 flags SIGNED|COMPOUND -> verdict 0x101: queue unbound, splice yes");
-	text_of("ksmbd_sched_dispatch: netns=1 class=7 client=7/::ffff:10.1.2.3 cmd=WRITE queue=unbound bytes=65536 waited=1 wait_ns=1234567",
-		buf, sizeof(buf));
-	assert_string_equal(buf, "-               dispatch     class 7 client 7/10.1.2.3 WRITE queue unbound bytes 65536 waited 1.2 ms netns 1");
-	text_of("ksmbd_sched_dispatch: netns=1 class=0 client=0/:: cmd=CLOSE queue=percpu bytes=0 waited=0 wait_ns=0",
-		buf, sizeof(buf));
-	assert_non_null(strstr(buf, " no wait "));
-	/* A verdict with an invalid queue says so. */
-	text_of("ksmbd_sched_req: peer=::1 class=0x00000000 cmd=READ flags= len=1 off=0 credits=1 verdict=0x7 queue=7 splice=0",
-		buf, sizeof(buf));
-	assert_non_null(strstr(buf, "queue 7 (invalid: runs percpu)"));
-	/* Unknown events: generic "key value". */
-	text_of("ksmbd_read_payload: path=splice len=1048576", buf,
-		sizeof(buf));
-	assert_string_equal(buf, "-               read_payload path splice len 1048576");
-}
-
 static void test_json(void **state)
 {
+	struct trace_event ev = conn_event();
 	char *j;
 
 	(void)state;
-	j = json_of(conn_line);
-	assert_string_equal(j, "{\"event\":\"ksmbd_sched_conn\",\"netns\":4026531840,\"peer\":\"::ffff:127.0.0.1\",\"port\":50998,\"class_word\":196610,\"class\":2,\"weight\":3,\"per_peer\":false,\"prog\":\"smb_prefix\"}");
+	j = json_of(&ev);
+	assert_string_equal(j, "{\"time\":11.604000,\"ts\":11604000123,\"cpu\":1,\"pid\":148,\"task\":\"cifsd\",\"event\":\"ksmbd_sched_conn\",\"netns_ino\":4026531840,\"peer\":\"::ffff:127.0.0.1\",\"peer_port\":50998,\"class_word\":2147680258,\"class\":2,\"weight\":3,\"per_peer\":true,\"prog\":\"smb_prefix\"}\n");
 	free(j);
-	j = json_of(req_line);
-	assert_string_equal(j, "{\"event\":\"ksmbd_sched_req\",\"peer\":\"::ffff:127.0.0.1\",\"class_word\":196610,\"class\":2,\"weight\":3,\"per_peer\":false,\"cmd\":\"NEGOTIATE\",\"flags\":\"\",\"len\":0,\"off\":0,\"credits\":0,\"verdict\":0,\"queue\":\"percpu\",\"splice\":false}");
+
+	/* A request: command and verdict spelt out. */
+	ev = (struct trace_event){ .name = "ksmbd_sched_req", .ts = 5,
+				   .ts_ns = true };
+	add_num(&ev, "command", 8);
+	add_num(&ev, "verdict", 0x101);
+	j = json_of(&ev);
+	assert_non_null(strstr(j, "\"time\":0.000000,\"ts\":5,"));
+	assert_non_null(strstr(j, "\"command\":8,\"cmd\":\"READ\",\"verdict\":257,\"queue\":\"unbound\",\"splice\":true}"));
 	free(j);
-	j = json_of(dispatch_line);
-	assert_string_equal(j, "{\"event\":\"ksmbd_sched_dispatch\",\"netns\":4026531840,\"class\":2,\"client\":\"2/::\",\"cmd\":\"READ\",\"queue\":\"percpu\",\"bytes\":4194304,\"waited\":true,\"wait_ns\":0}");
+}
+
+/* Fuzz findings: each of these once gave invalid JSON. */
+static void test_findings(void **state)
+{
+	struct trace_event ev = conn_event();
+	char *j;
+
+	(void)state;
+	/* A task name that is not UTF-8, and control bytes. */
+	snprintf(ev.comm, sizeof(ev.comm), "k\xff\xc3(\x01\x1b[m");
+	j = json_of(&ev);
+	assert_non_null(strstr(j, "\"task\":\"k??(??[m\""));
 	free(j);
-	j = json_of(read_line);
-	assert_string_equal(j, "{\"time\":11.604000,\"cpu\":1,\"pid\":148,\"task\":\"ksmbd:51024\",\"event\":\"ksmbd_sched_req\",\"peer\":\"fe80::1\",\"class_word\":2147549189,\"class\":5,\"weight\":1,\"per_peer\":true,\"cmd\":\"READ\",\"flags\":\"SIGNED|COMPOUND\",\"len\":1048576,\"off\":4096,\"credits\":16,\"verdict\":257,\"queue\":\"unbound\",\"splice\":true}");
+	/* Duplicate keys: a field named like a spelt-out one. */
+	ev = conn_event();
+	add_num(&ev, "class", 99);
+	add_str(&ev, "weight", "x");
+	add_str(&ev, "event", "other");
+	j = json_of(&ev);
+	assert_non_null(strstr(j, "\"class\":2,"));
+	assert_null(strstr(j, "\"class\":99"));
+	assert_null(strstr(j, "other"));
 	free(j);
-	j = json_of("ksmbd_read_payload: path=copy len=010 note=a\"b");
-	/* "010" is not a decimal number: kept as a string; quotes escaped */
-	assert_string_equal(j, "{\"event\":\"ksmbd_read_payload\",\"path\":\"copy\",\"len\":\"010\",\"note\":\"a\\\"b\"}");
+	/* An integer trace clock: no "time", the raw count as "ts". */
+	ev = conn_event();
+	ev.ts_ns = false;
+	ev.ts = 42;
+	j = json_of(&ev);
+	assert_true(!strncmp(j, "{\"ts\":42,", 9));
 	free(j);
+}
+
+/* Random bytes in every string: the output stays strict JSON. */
+static void test_fuzz(void **state)
+{
+	FILE *p = popen(STRICT_JSON " > fuzz.out", "w");
+	struct trace_event ev;
+	json_writer_t *w;
+	unsigned int i, k, n = 2000;
+	char got[32] = "";
+	FILE *r;
+
+	(void)state;
+	assert_non_null(p);
+	srand(9);
+	for (i = 0; i < n; i++) {
+		ev = conn_event();
+		ev.ts = ((uint64_t)rand() << 31) ^ rand();
+		ev.ts_ns = rand() & 1;
+		for (k = 0; k < sizeof(ev.comm) - 1; k++)
+			ev.comm[k] = rand() % 255 + 1;
+		for (k = 0; k < sizeof(ev.f[1].str) - 1; k++)
+			ev.f[1].str[k] = rand() % 255 + 1;
+		snprintf(ev.f[4].name, sizeof(ev.f[4].name), "%s",
+			 rand() & 1 ? "prog" : "peer");
+		w = jsonw_new(p);
+		trace_format_json(&ev, w);
+		jsonw_destroy(&w);
+	}
+	assert_int_equal(pclose(p), 0);
+	r = fopen("fuzz.out", "r");
+	assert_non_null(r);
+	assert_non_null(fgets(got, sizeof(got), r));
+	fclose(r);
+	remove("fuzz.out");
+	assert_int_equal(atoi(got), n);
 }
 
 static void test_helpers(void **state)
@@ -144,12 +171,6 @@ static void test_helpers(void **state)
 	char buf[64];
 
 	(void)state;
-	trace_format_peer("::ffff:127.0.0.1", buf, sizeof(buf));
-	assert_string_equal(buf, "127.0.0.1");
-	trace_format_peer("::ffff:7f00:1", buf, sizeof(buf));
-	assert_string_equal(buf, "::ffff:7f00:1");
-	trace_format_peer("2001:db8::1", buf, sizeof(buf));
-	assert_string_equal(buf, "2001:db8::1");
 	trace_format_ns(0, buf, sizeof(buf));
 	assert_string_equal(buf, "0 ns");
 	trace_format_ns(999, buf, sizeof(buf));
@@ -160,18 +181,20 @@ static void test_helpers(void **state)
 	assert_string_equal(buf, "1.0 ms");
 	trace_format_ns(16777216000ULL, buf, sizeof(buf));
 	assert_string_equal(buf, "16.78 s");
-	assert_string_equal(trace_short_name("ksmbd_sched_req"), "req");
-	assert_string_equal(trace_short_name("ksmbd_read_payload"),
-			    "read_payload");
-	assert_string_equal(trace_short_name("other"), "other");
+	assert_string_equal(trace_cmd_name(0), "NEGOTIATE");
+	assert_string_equal(trace_cmd_name(0x12), "OPLOCK_BREAK");
+	assert_string_equal(trace_cmd_name(0xffff), "UNKNOWN");
+	snprintf(buf, sizeof(buf), "ok \xe2\x82\xac \xed\xa0\x80 \xc0\xaf");
+	text_sanitize(buf);
+	assert_string_equal(buf, "ok \xe2\x82\xac ??? ??");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_fields),
-		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_findings),
+		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_helpers),
 	};
 

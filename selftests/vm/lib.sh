@@ -93,13 +93,15 @@ vm_ksmbd_stop() {
 	fi
 }
 
-# vm_sched_value KEY: the value of "KEY: V" in /proc/net/ksmbd_sched of
-# this netns, empty when the line is absent.
+# vm_sched_value KEY [NETNS]: the value of "KEY: V" in
+# /proc/net/ksmbd_sched of this netns (or NETNS), empty when the line is
+# absent, as smb-classify parses it: the one parser of the kernel's
+# format ("status -o kernel" prints KEY VALUE lines and touches nothing).
 vm_sched_value() {
 	local k v
-	while IFS=': ' read -r k v; do
+	while read -r k v; do
 		[[ $k == "$1" ]] && { echo "$v"; return 0; }
-	done </proc/net/ksmbd_sched
+	done < <(smb-classify ${2:+-n "$2"} -o kernel status)
 }
 
 # vm_sched_held_zero: the kernel holds no spliced READ payload and no

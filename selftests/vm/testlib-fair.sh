@@ -27,11 +27,7 @@ fair_load() { smb-classify load "$(fair_obj "$1")" >/dev/null; }
 
 # fair_class_field ID FIELD: a counter of class ID's "class:" line (0 if
 # the class has not been seen yet).
-fair_class_field() {
-	awk -v id="$1" -v f="$2" '$1 == "class:" && $2 == id {
-		for (i = 3; i < NF; i += 2) if ($i == f) v = $(i + 1) }
-		END { print v + 0 }' "$SCHED_PROC"
-}
+fair_class_field() { sched_class_field "$@"; }
 
 # fair_mount SRC MNT: a cifs mount from SRC (own TCP connection).
 fair_mount() { sched_mount "$1" 127.0.0.1 "$2"; }

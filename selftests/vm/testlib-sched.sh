@@ -28,13 +28,13 @@ sched_need_built() {
 	done
 }
 
-# sched_proc KEY [NETNS]: a value of /proc/net/ksmbd_sched.
-sched_proc() {
-	if [[ -n ${2:-} ]]; then
-		ip netns exec "$2" awk -F': ' -v k="$1" '$1 == k { print $2 }' "$SCHED_PROC"
-	else
-		awk -F': ' -v k="$1" '$1 == k { print $2 }' "$SCHED_PROC"
-	fi
+# sched_proc KEY [NETNS]: a value of /proc/net/ksmbd_sched (lib.sh).
+sched_proc() { vm_sched_value "$@"; }
+
+# sched_class_field ID FIELD: a counter of class ID (0 if not seen yet).
+sched_class_field() {
+	smb-classify -j -o kernel status |
+		jq --argjson id "$1" --arg f "$2" '[.classes[] | select(.class == $id) | .[$f]] | first // 0'
 }
 
 # sched_netns_ino: inode of the current netns.

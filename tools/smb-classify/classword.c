@@ -10,6 +10,7 @@
 #include <linux/ksmbd_sched.h>
 
 #include "classword.h"
+#include "text.h"
 
 /**
  * parse_uint() - strict decimal number
@@ -92,9 +93,7 @@ int parse_error(char *err, size_t errlen, const char *fmt, ...)
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 		/* The message quotes user input: keep it one line. */
-		for (; *err; err++)
-			if ((unsigned char)*err < 0x20 || *err == 0x7f)
-				*err = '?';
+		text_sanitize(err);
 	}
 	return -EINVAL;
 }

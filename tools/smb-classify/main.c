@@ -2,9 +2,10 @@
 /*
  * smb-classify - load and configure the ksmbd BPF classifier
  *
- * Conventions follow bpftool: command words may be abbreviated, errors are
- * one line "Error: ..." on stderr (with -j a JSON object {"error": ...} on
- * stdout instead) and a non-zero exit status.
+ * Conventions follow bpftool: command words may be abbreviated (every
+ * level goes through cmd_select()), errors are one line "Error: ..." on
+ * stderr (with -j a JSON object {"error": ...} on stdout instead) and a
+ * non-zero exit status.  The full reference is smb-classify(8).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,12 +16,14 @@
 
 #include <bpf/libbpf.h>
 
-#include "classword.h"
 #include "main.h"
 
 bool json_output;
-struct json_writer *jw;
+json_writer_t *json_wtr;
 const char *netns_arg;
+long trace_count;
+const char *output_arg;
+bool dry_run;
 
 static bool debug;
 /*
@@ -30,7 +33,6 @@ static bool debug;
  */
 static char libbpf_last_warn[256];
 static bool err_reported;
-static struct json_writer json_writer;
 
 /**
  * p_err() - report the error of this run
@@ -41,7 +43,7 @@ static struct json_writer json_writer;
  */
 void p_err(const char *fmt, ...)
 {
-	char msg[512], *p;
+	char msg[512];
 	va_list ap;
 
 	if (err_reported)
@@ -53,20 +55,21 @@ void p_err(const char *fmt, ...)
 	if (libbpf_last_warn[0]) {
 		size_t n = strlen(msg);
 
-		snprintf(msg + n, sizeof(msg) - n, " (%s)",
-			 libbpf_last_warn);
+		snprintf(msg + n, sizeof(msg) - n, " (%s)", libbpf_last_warn);
 	}
-	/* Messages quote user input: keep them one line. */
-	for (p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	/* Messages quote user input: keep them one line, valid UTF-8. */
+	text_sanitize(msg);
 	if (json_output) {
-		json_init(&json_writer, stdout, json_writer.pretty);
-		json_start_object(&json_writer);
-		json_key(&json_writer, "error");
-		json_string(&json_writer, msg);
-		json_end_object(&json_writer);
-		json_finish(&json_writer);
+		/* trace gives its writer up: then a document of its own. */
+		json_writer_t *w = json_wtr ? json_wtr : jsonw_new(stdout);
+
+		if (!w)
+			return;
+		jsonw_start_object(w);
+		jsonw_string_field(w, "error", msg);
+		jsonw_end_object(w);
+		if (w != json_wtr)
+			jsonw_destroy(&w);
 	} else {
 		fprintf(stderr, "Error: %s\n", msg);
 	}
@@ -105,187 +108,179 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-static void usage(FILE *out)
+/* The grammar, one command a line; "LEVEL help" prints its own lines. */
+static const char *const grammar[] = {
+	"load [OBJ] [max-inflight N]",
+	"replace [OBJ] [max-inflight N]",
+	"unload",
+	"status [-o text|json|openmetrics|kernel]",
+	"clients",
+	"prefix add CIDR CLASS [weight W] [per-peer]",
+	"prefix del CIDR",
+	"prefix list",
+	"policy set CLASS [splice-min N|off] [unbound-min N|off]",
+	"policy del CLASS",
+	"policy show",
+	"apply [FILE] [--dry-run]",
+	"dump",
+	"trace [-c COUNT]",
+	"help",
+};
+
+static void usage(const char *level)
 {
-	fputs(
-"Usage: smb-classify [OPTIONS] COMMAND [ARGS]\n"
-"\n"
-"Load the ksmbd classifier (a BPF struct_ops program of type\n"
-"ksmbd_sched_ops) into a network namespace, configure its prefixes and\n"
-"per-class policy, and watch what ksmbd does with it.\n"
-"\n"
-"Commands (words may be abbreviated, e.g. 'p a' for 'prefix add'):\n"
-"  load [OBJ] [max-inflight N]\n"
-"                      attach the classifier in the netns; OBJ is a BPF\n"
-"                      object with one SEC(\".struct_ops.link\") map of type\n"
-"                      ksmbd_sched_ops (default: the built-in smb_prefix).\n"
-"                      Pinned prefixes and policy maps are reused.  Error\n"
-"                      if a program is already attached there (use\n"
-"                      replace).  max-inflight N sets the ops' data member\n"
-"                      max_inflight (found by name in OBJ's BTF; error if\n"
-"                      OBJ's ops have none): at most N data requests of\n"
-"                      the netns in flight, N decimal 0-4096, 0 = kernel\n"
-"                      default.  Without it, OBJ's own value is used (the\n"
-"                      built-in: 0).  A word abbreviating max-inflight is\n"
-"                      the keyword: write ./m for a file named m.\n"
-"  replace [OBJ] [max-inflight N]\n"
-"                      switch the attached program atomically (one link\n"
-"                      update: no connection is classified by neither);\n"
-"                      prefixes and policy are kept; the new max_inflight\n"
-"                      applies at once.\n"
-"  unload              detach and remove the pins of the netns (prefixes\n"
-"                      and policy too); \"nothing loaded\" is not an error.\n"
-"                      Works from the stored record after 'ip netns del'.\n"
-"  status              program, link and prog ids, whether ksmbd serves\n"
-"                      the netns, kernel counters, number of prefixes and\n"
-"                      policies; while attached, the dispatcher (max_inflight,\n"
-"                      inflight, queued, clients, alloc_fail) and per class:\n"
-"                      dispatched and bypassed (control) requests, bytes,\n"
-"                      mean wait, and p99 wait as the upper bound of the\n"
-"                      log2 histogram bucket holding it (\"<= 512.0 us\";\n"
-"                      \">=\" for the open last bucket, >= 16.8 s).  With -j:\n"
-"                      raw ns (mean_wait_ns, p99_wait_ns, p99_wait_bound\n"
-"                      \"le\"/\"ge\") and the histogram (hist[i]: waits in\n"
-"                      [2^(i-1), 2^i) us, hist[0] under 1 us).\n"
-"  prefix add CIDR CLASS [weight W] [per-peer]\n"
-"                      connections from CIDR get class CLASS (0-65535;\n"
-"                      0 is the anonymous class), W turns per round\n"
-"                      (1-255, default 1), and with per-peer each peer\n"
-"                      address is its own client within the class.  An\n"
-"                      existing prefix is updated.  Works before load too.\n"
-"  prefix del CIDR     remove a prefix (error if it is not there).\n"
-"  prefix list         prefixes, IPv4 first, by address, then length.\n"
-"  policy set CLASS [splice-min N|off] [unbound-min N|off]\n"
-"                      per-request verdicts of the requests of class CLASS\n"
-"                      (at least one keyword; one not given keeps its\n"
-"                      current value, or the default for a new entry):\n"
-"                      a READ of Length >= splice-min may be sent spliced\n"
-"                      (verdict SPLICE; ksmbd still copies where unsafe),\n"
-"                      a READ or WRITE of Length >= unbound-min runs on the\n"
-"                      unbound workqueue.  N: bytes 0-16777216 in decimal,\n"
-"                      optionally with K (KiB) or M (MiB): 65536, 64K, 1M;\n"
-"                      0 = every READ (WRITE); off = never.  Works before\n"
-"                      load too.\n"
-"  policy del CLASS    remove the entry: the class uses the defaults again.\n"
-"  policy show         entries by class, then the defaults for classes\n"
-"                      without one: splice-min 64K, unbound-min off.  With\n"
-"                      -j, off is null.  Other commands are never spliced\n"
-"                      and run per-CPU.\n"
-"  trace [-c COUNT]    stream the ksmbd tracepoints (events/ksmbd/*:\n"
-"                      connections classified, request verdicts, dispatch\n"
-"                      waits, read payload path), one decoded line each:\n"
-"                      time, event, peer, class/weight/per-peer, command,\n"
-"                      verdict (queue, splice), wait, path/len; with -j one\n"
-"                      JSON object per line.  Stops after COUNT events or\n"
-"                      on SIGINT/SIGTERM/SIGHUP.  Uses a private tracefs\n"
-"                      instance (instances/smb-classify-PID, removed at\n"
-"                      exit; tracefs mounted on /sys/kernel/tracing if\n"
-"                      needed, unmounted at exit).  Tracefs is global:\n"
-"                      events with a netns field (conn, dispatch) are\n"
-"                      filtered to the netns of -n (default: the current\n"
-"                      one); events without (req) are shown for all, with\n"
-"                      a note on stderr.\n"
-"\n"
-"CIDR: ADDR/LEN, strictly: IPv4 as four decimal octets without leading\n"
-"zeros (no 127.1, 010.0.0.1, 0x7f...), IPv6 as inet_pton(3) reads it, LEN\n"
-"decimal 0-32 or 0-128.  A bare address is rejected (write /32 or /128),\n"
-"and so is a prefix with host bits set (the error names the network).\n"
-"IPv4 prefixes are stored IPv4-mapped (a.b.c.d/N as ::ffff:a.b.c.d/96+N),\n"
-"the form in which ksmbd passes IPv4 peers, and listed as IPv4 again;\n"
-"0.0.0.0/0 matches all IPv4 peers, ::/0 all peers.  The longest matching\n"
-"prefix wins; a peer matching none gets class 0.\n"
-"\n"
-"Options:\n"
-"  -j, --json          JSON output; errors as {\"error\": \"...\"} on stdout\n"
-"  -p, --pretty        pretty-printed JSON (implies -j; trace stays one\n"
-"                      object per line)\n"
-"  -n, --netns NETNS   work in network namespace NETNS: a name from\n"
-"                      'ip netns' (" NETNS_RUN_DIR "/NAME) or a path such as\n"
-"                      /proc/PID/ns/net; default: the current one.  The\n"
-"                      program is attached from inside it\n"
-"  -c, --count COUNT   trace: stop after COUNT events (1-4294967295)\n"
-"  -d, --debug         print libbpf debug messages\n"
-"  -V, --version       print the version\n"
-"  -h, --help          print this help\n"
-"\n"
-"Pins: " PIN_ROOT "/<netns inode>/{link,prefixes,policy}; names\n"
-"given with -n are recorded as symlinks " PIN_NAMES "/NAME -> ../<inode>.\n"
-"bpffs is mounted on " BPFFS_ROOT " when it is not.  Only the initial\n"
-"netns is served by ksmbd in Linux 6.12; status says so for others.\n"
-"\n"
-"Exit status: 0 on success (also 'unload' with nothing loaded), 1 on error.\n",
-	      out);
+	size_t i, n = level ? strlen(level) : 0;
+
+	printf("Usage: smb-classify [OPTIONS] COMMAND\n");
+	for (i = 0; i < ARRAY_SIZE(grammar); i++)
+		if (!n || (!strncmp(grammar[i], level, n) &&
+			   grammar[i][n] == ' '))
+			printf("       smb-classify %s\n", grammar[i]);
+	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -d|--debug |\n"
+	       "             -V|--version | -h|--help }\n"
+	       "CIDR := ADDR/LEN (strict; IPv4 stored as ::ffff:a.b.c.d)   CLASS := 0-65535\n"
+	       "N := bytes 0-16M, K or M suffix (64K, 1M)   FILE := %s by default\n"
+	       "Words may be abbreviated.  See smb-classify(8), ksmbd-sched.conf(5).\n",
+	       CONF_DEFAULT);
 }
 
-static int do_help(int argc, char **argv)
+/** do_help() - "help": the grammar */
+int do_help(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	usage(stdout);
+	usage(NULL);
 	return 0;
 }
 
-struct cmd {
-	const char *name;
-	int (*func)(int argc, char **argv);
-};
-
-static int do_load_cmd(int argc, char **argv)
+/**
+ * cmd_select() - run the command of @cmds that argv[0] abbreviates
+ * @cmds:  table ending with a { NULL } row.
+ * @level: the words so far ("" at the top), for messages and help.
+ * @argc:  words left.
+ * @argv:  the words.
+ *
+ * "help" at any level prints that level's grammar.
+ *
+ * Return: the command's return value, or -EINVAL, reported.
+ */
+int cmd_select(const struct cmd *cmds, const char *level, int argc,
+	       char **argv)
 {
-	return do_load(argc, argv, false);
+	char names[160] = "";
+	size_t i, off = 0;
+
+	if (argc > 0 && word_abbrev(argv[0], "help") && *level) {
+		usage(level);
+		return 0;
+	}
+	for (i = 0; argc > 0 && cmds[i].name; i++)
+		if (word_abbrev(argv[0], cmds[i].name))
+			return cmds[i].func(argc - 1, argv + 1);
+	for (i = 0; cmds[i].name && off < sizeof(names); i++)
+		off += snprintf(names + off, sizeof(names) - off, "%s%s",
+				i ? ", " : "", cmds[i].name);
+	if (argc < 1)
+		p_err("%s%smissing command (%s)", level, *level ? ": " : "",
+		      names);
+	else
+		p_err("%s%sunknown command '%s' (%s)", level,
+		      *level ? ": " : "", argv[0], names);
+	return -EINVAL;
 }
 
-static int do_replace_cmd(int argc, char **argv)
+/**
+ * no_args() - a command that takes no words
+ * @cmd:  its name, for the message.
+ * @argc: words given.
+ * @argv: the words.
+ *
+ * Return: 0, or -EINVAL, reported.
+ */
+int no_args(const char *cmd, int argc, char **argv)
 {
-	return do_load(argc, argv, true);
+	if (!argc)
+		return 0;
+	p_err("%s: unexpected argument '%s'", cmd, argv[0]);
+	return -EINVAL;
 }
 
 static const struct cmd cmds[] = {
-	{ "load",	do_load_cmd },
-	{ "replace",	do_replace_cmd },
+	{ "load",	do_load },
+	{ "replace",	do_replace },
 	{ "unload",	do_unload },
 	{ "status",	do_status },
 	{ "prefix",	do_prefix },
 	{ "policy",	do_policy },
 	{ "trace",	do_trace },
+	{ "apply",	do_apply },
+	{ "dump",	do_dump },
+	{ "clients",	do_clients },
 	{ "help",	do_help },
+	{ NULL }
 };
 
-int main(int argc, char **argv)
+/* Options that only one command takes: given to another, an error. */
+static int check_option_owner(const char *cmd)
+{
+	const char *opt = NULL, *owner = NULL;
+
+	if (trace_count && !word_abbrev(cmd, "trace"))
+		opt = "-c/--count", owner = "trace";
+	else if (output_arg && !word_abbrev(cmd, "status"))
+		opt = "-o/--output", owner = "status";
+	else if (dry_run && !word_abbrev(cmd, "apply"))
+		opt = "--dry-run", owner = "apply";
+	if (!opt)
+		return 0;
+	p_err("%s is an option of %s only", opt, owner);
+	return -EINVAL;
+}
+
+static int parse_options(int argc, char **argv, bool *pretty)
 {
 	static const struct option opts[] = {
 		{ "json",	no_argument,		NULL, 'j' },
 		{ "pretty",	no_argument,		NULL, 'p' },
 		{ "netns",	required_argument,	NULL, 'n' },
 		{ "count",	required_argument,	NULL, 'c' },
+		{ "output",	required_argument,	NULL, 'o' },
+		{ "dry-run",	no_argument,		NULL, 'D' },
 		{ "debug",	no_argument,		NULL, 'd' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ 0 }
 	};
-	const char *count_arg = NULL;
-	bool pretty = false;
 	unsigned long v;
-	size_t i;
 	int opt;
 
 	/* Options are allowed anywhere, as in bpftool; "--" ends them. */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":jpn:c:dVh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":jpn:c:o:dVh", opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json_output = true;
 			break;
 		case 'p':
-			json_output = true;
-			pretty = true;
-			json_writer.pretty = true;
+			json_output = *pretty = true;
 			break;
 		case 'n':
 			netns_arg = optarg;
 			break;
 		case 'c':
-			count_arg = optarg;
+			if (parse_uint(optarg, 4294967295UL, &v) || !v) {
+				p_err("count '%.40s': must be a decimal 1-4294967295",
+				      optarg);
+				return -EINVAL;
+			}
+			trace_count = v;
+			break;
+		case 'o':
+			output_arg = optarg;
+			break;
+		case 'D':
+			dry_run = true;
 			break;
 		case 'd':
 			debug = true;
@@ -293,13 +288,13 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("smb-classify v%s (libbpf %s)\n",
 			       SMB_CLASSIFY_VERSION, libbpf_version_string());
-			return 0;
+			return 1;
 		case 'h':
-			usage(stdout);
-			return 0;
+			usage(NULL);
+			return 1;
 		case ':':
 			p_err("option '%s' needs an argument", argv[optind - 1]);
-			return 1;
+			return -EINVAL;
 		default:
 			if (optopt)
 				p_err("unknown option '-%c' (see --help)",
@@ -307,37 +302,41 @@ int main(int argc, char **argv)
 			else
 				p_err("unknown option '%s' (see --help)",
 				      argv[optind - 1]);
-			return 1;
+			return -EINVAL;
 		}
 	}
-	json_init(&json_writer, stdout, pretty);
-	jw = &json_writer;
+	return 0;
+}
 
-	libbpf_set_print(libbpf_print);
+int main(int argc, char **argv)
+{
+	bool pretty = false;
+	int err, i;
 
-	argc -= optind;
-	argv += optind;
-	if (count_arg) {
-		if (parse_uint(count_arg, 4294967295UL, &v) || !v) {
-			p_err("count '%.40s': must be a decimal 1-4294967295",
-			      count_arg);
-			return 1;
-		}
-		trace_count = v;
-	}
-	if (argc < 1) {
-		p_err("missing command (see --help)");
+	/* -j decides the error format: look for it before anything fails. */
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json") ||
+		    !strcmp(argv[i], "-p") || !strcmp(argv[i], "--pretty"))
+			json_output = true;
+	json_wtr = jsonw_new(stdout);
+	if (!json_wtr) {
+		fprintf(stderr, "Error: out of memory\n");
 		return 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		if (!word_abbrev(argv[0], cmds[i].name))
-			continue;
-		if (count_arg && cmds[i].func != do_trace) {
-			p_err("-c/--count is an option of trace only");
-			return 1;
-		}
-		return cmds[i].func(argc - 1, argv + 1) ? 1 : 0;
+	err = parse_options(argc, argv, &pretty);
+	jsonw_pretty(json_wtr, pretty);
+	if (!err) {
+		libbpf_set_print(libbpf_print);
+		argc -= optind;
+		argv += optind;
+		if (argc && (err = check_option_owner(argv[0])))
+			goto out;
+		err = cmd_select(cmds, "", argc, argv);
 	}
-	p_err("unknown command '%s' (see --help)", argv[0]);
-	return 1;
+out:
+	/* A command that ends its own JSON lines (trace) took the writer. */
+	if (json_wtr && json_output && err <= 0)
+		jsonw_destroy(&json_wtr);
+	free(json_wtr);
+	return err < 0 ? 1 : 0;
 }

@@ -10,10 +10,12 @@
 #include <stdint.h>
 
 #include "classword.h"
-#include "json.h"
-#include "kstat.h"
+#include "conf.h"
+#include "json_writer.h"
+#include "text.h"
+#include "procnet.h"
 
-#define SMB_CLASSIFY_VERSION	"0.1"
+#define SMB_CLASSIFY_VERSION	"0.2"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -24,24 +26,47 @@
 #define PIN_NAMES		PIN_ROOT "/names"
 #define NETNS_RUN_DIR		"/run/netns"
 #define KSCHED_PROC		"/proc/self/net/ksmbd_sched"
+#define KSCHED_CLIENTS_PROC	"/proc/self/net/ksmbd_sched_clients"
+#define CONF_DEFAULT		"/etc/ksmbd/ksmbd-sched.conf"
 
+/* Options of this run (main.c). */
 extern bool json_output;
-extern struct json_writer *jw;
+extern json_writer_t *json_wtr;
+extern const char *netns_arg;
+extern long trace_count;
+extern const char *output_arg;
+extern bool dry_run;
 
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * struct cmd - one word of a command level, as bpftool's
+ * @name: the word; a non-empty prefix of it selects it, the first row
+ *        of the table that it abbreviates wins.
+ * @func: runs the rest of the words.
+ */
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+};
+
+int cmd_select(const struct cmd *cmds, const char *level, int argc,
+	       char **argv);
+int no_args(const char *cmd, int argc, char **argv);
+int do_help(int argc, char **argv);
 
 /**
  * struct ns_ctx - the network namespace a command works on
  * @name:    -n NAME, or NULL for a path or the current netns.
  * @label:   how to name it in messages ("t1", a path, or "current").
  * @ino:     its nsfs inode number: the stored identity of its pins.
+ * @old_ino: inode recorded for @name before, of a netns that no longer
+ *           exists (the name now names a new netns); 0 if none.
  * @live:    it still exists and this process has entered it; false when
  *           only a record under PIN_NAMES is left (the netns was deleted).
  * @dir:     PIN_ROOT/<ino>.
  * @lock_fd: PIN_ROOT opened and flock()ed, or -1.
- * @old_ino: inode recorded for @name before, of a netns that no longer
- *           exists (the name now names a new netns); 0 if none.
  */
 struct ns_ctx {
 	const char *name;
@@ -53,8 +78,7 @@ struct ns_ctx {
 	int lock_fd;
 };
 
-extern const char *netns_arg;
-
+/* netns.c: the netns, its pin directory and the lock. */
 int ns_resolve(struct ns_ctx *ns, bool need_live);
 int ns_lock(struct ns_ctx *ns, bool create);
 void ns_unlock(struct ns_ctx *ns);
@@ -62,24 +86,85 @@ int ns_make_dir(const struct ns_ctx *ns);
 void ns_pin_path(const struct ns_ctx *ns, const char *name, char *buf);
 int ns_record_name(const struct ns_ctx *ns);
 int ns_remove_pins(struct ns_ctx *ns);
+int ns_open(struct ns_ctx *ns, bool create);
+
+/* maps.c: the pinned prefixes and policy maps. */
 int ksched_read(struct ksched_state *st);
 int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 	       int *link_fd, uint32_t *link_id, bool *stale);
 int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd);
-int prefixes_count(int map_fd, unsigned int *count);
 int policy_open(struct ns_ctx *ns, bool create, int *map_fd);
 int map_count(int map_fd, unsigned int key_size, unsigned int *count);
-int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz,
-		     size_t voff, int (*cmp)(const void *, const void *),
-		     void **out, unsigned int *count);
+int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n);
+int policy_read(int map_fd, struct conf_policy **out, unsigned int *n);
 
-int do_load(int argc, char **argv, bool replace);
+/**
+ * struct ops_info - what the kernel holds of an attached ksmbd_sched_ops
+ * @max_inflight: its data member max_inflight (0: the kernel default).
+ * @nprogs:       programs in @progs.
+ * @progs:        per ops member with a program: member, prog id, name.
+ */
+struct ops_info {
+	uint32_t max_inflight;
+	unsigned int nprogs;
+	struct {
+		char member[32];
+		uint32_t id;
+		char name[16];
+	} progs[8];
+};
+
+/* What ops_attach() may find: nothing attached, or our pinned link. */
+enum attach_mode {
+	ATTACH_LOAD,	/* error if attached */
+	ATTACH_REPLACE,	/* error if not attached */
+	ATTACH_ANY,	/* apply: either */
+};
+
+struct bpf_object;
+
+/**
+ * struct attach_req - one attach of a struct_ops object
+ * @obj:          opened, not loaded; closed by the caller.
+ * @label:        its file name or "(built-in)", for messages.
+ * @mode:         see enum attach_mode.
+ * @has_max:      set the ops' max_inflight to @max_inflight.
+ * @max_inflight: 0..KSMBD_SCHED_MAX_INFLIGHT_LIMIT.
+ * @fill:         NULL: reuse the pinned prefixes and policy maps.  Else
+ *                the object's own fresh maps are filled by @fill after
+ *                load and pinned in place of the old ones once the new
+ *                program is attached (apply).
+ * @ctx:          for @fill.
+ * @note:         output: a note for the user, "" if none.
+ * @notelen:      size of @note.
+ */
+struct attach_req {
+	struct bpf_object *obj;
+	const char *label;
+	enum attach_mode mode;
+	bool has_max;
+	uint32_t max_inflight;
+	int (*fill)(struct bpf_object *obj, void *ctx);
+	void *ctx;
+	char *note;
+	size_t notelen;
+};
+
+/* attach.c: the struct_ops object and its link. */
+struct bpf_object *object_open(const char *path);
+int ops_attach(struct ns_ctx *ns, const struct attach_req *req);
+int ops_data(uint32_t map_id, struct ops_info *oi);
+
+/* The commands. */
+int do_load(int argc, char **argv);
+int do_replace(int argc, char **argv);
 int do_unload(int argc, char **argv);
 int do_status(int argc, char **argv);
+int do_clients(int argc, char **argv);
 int do_prefix(int argc, char **argv);
 int do_policy(int argc, char **argv);
 int do_trace(int argc, char **argv);
-
-extern long trace_count;
+int do_apply(int argc, char **argv);
+int do_dump(int argc, char **argv);
 
 #endif /* SMB_CLASSIFY_MAIN_H */

@@ -10,7 +10,6 @@
  * every argument is checked before anything is written.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,20 +27,18 @@ static const struct smb_policy policy_defaults = {
 	.unbound_min = SMB_POLICY_UNBOUND_MIN_DEFAULT,
 };
 
-static void json_threshold(uint32_t v)
+static void json_threshold(const char *key, uint32_t v)
 {
 	if (v == SMB_POLICY_OFF)
-		json_null(jw);
+		jsonw_null_field(json_wtr, key);
 	else
-		json_uint(jw, v);
+		jsonw_uint_field(json_wtr, key, v);
 }
 
 static void json_policy(const struct smb_policy *p)
 {
-	json_key(jw, "splice_min");
-	json_threshold(p->splice_min);
-	json_key(jw, "unbound_min");
-	json_threshold(p->unbound_min);
+	json_threshold("splice_min", p->splice_min);
+	json_threshold("unbound_min", p->unbound_min);
 }
 
 static int policy_set(int argc, char **argv)
@@ -61,12 +58,9 @@ static int policy_set(int argc, char **argv)
 	}
 	key = pa.id;
 
-	err = ns_resolve(&ns, true);
+	err = ns_open(&ns, true);
 	if (err)
-		return err;
-	err = ns_lock(&ns, true);
-	if (err)
-		return err;
+		goto out;
 	err = policy_open(&ns, true, &map_fd);
 	if (err)
 		goto out;
@@ -88,14 +82,12 @@ static int policy_set(int argc, char **argv)
 		goto out;
 	}
 	if (json_output) {
-		json_start_object(jw);
-		json_key(jw, "result");
-		json_string(jw, exists ? "updated" : "added");
-		json_key(jw, "class");
-		json_uint(jw, pa.id);
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "result",
+				   exists ? "updated" : "added");
+		jsonw_uint_field(json_wtr, "class", pa.id);
 		json_policy(&p);
-		json_end_object(jw);
-		json_finish(jw);
+		jsonw_end_object(json_wtr);
 	} else {
 		format_policy_bytes(p.splice_min, sp, sizeof(sp));
 		format_policy_bytes(p.unbound_min, ub, sizeof(ub));
@@ -120,10 +112,9 @@ static int policy_del(int argc, char **argv)
 		p_err("policy del: missing CLASS");
 		return -EINVAL;
 	}
-	if (argc > 1) {
-		p_err("policy del: unexpected argument '%s'", argv[1]);
-		return -EINVAL;
-	}
+	err = no_args("policy del", argc - 1, argv + 1);
+	if (err)
+		return err;
 	err = parse_uint(argv[0], CLASS_ID_MAX, &id);
 	if (err) {
 		p_err("policy del: class '%.40s': %s", argv[0],
@@ -133,13 +124,10 @@ static int policy_del(int argc, char **argv)
 	}
 	key = id;
 
-	err = ns_resolve(&ns, true);
-	if (err)
-		return err;
-	err = ns_lock(&ns, false);
+	err = ns_open(&ns, false);
 	if (!err)
 		err = policy_open(&ns, false, &map_fd);
-	if (err && err != -ENOENT)
+	if (err)
 		goto out;
 	err = map_fd < 0 ? -ENOENT : bpf_map_delete_elem(map_fd, &key);
 	if (err == -ENOENT) {
@@ -152,13 +140,10 @@ static int policy_del(int argc, char **argv)
 		goto out;
 	}
 	if (json_output) {
-		json_start_object(jw);
-		json_key(jw, "result");
-		json_string(jw, "deleted");
-		json_key(jw, "class");
-		json_uint(jw, key);
-		json_end_object(jw);
-		json_finish(jw);
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "result", "deleted");
+		jsonw_uint_field(json_wtr, "class", key);
+		jsonw_end_object(json_wtr);
 	} else {
 		printf("deleted the policy of class %u (it uses the defaults now)\n",
 		       key);
@@ -168,29 +153,6 @@ out:
 		close(map_fd);
 	ns_unlock(&ns);
 	return err;
-}
-
-struct policy_entry {
-	__u32 id;
-	struct smb_policy p;
-};
-
-static int entry_cmp(const void *a, const void *b)
-{
-	__u32 x = ((const struct policy_entry *)a)->id;
-	__u32 y = ((const struct policy_entry *)b)->id;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Read all entries of the map, sorted. */
-static int read_entries(int map_fd, struct policy_entry **out,
-			unsigned int *count)
-{
-	return map_read_entries(map_fd, "policy", sizeof(**out),
-				sizeof((*out)->id),
-				offsetof(struct policy_entry, p), entry_cmp,
-				(void **)out, count);
 }
 
 static void show_row(const char *cls, const struct smb_policy *p,
@@ -205,51 +167,40 @@ static void show_row(const char *cls, const struct smb_policy *p,
 
 static int policy_show(int argc, char **argv)
 {
-	struct policy_entry *e = NULL;
+	struct conf_policy *e = NULL;
 	unsigned int n = 0, i;
 	int map_fd = -1, err;
 	char cls[16];
 	struct ns_ctx ns;
 
-	if (argc) {
-		p_err("policy show: unexpected argument '%s'", argv[0]);
-		return -EINVAL;
-	}
-	err = ns_resolve(&ns, true);
-	if (err)
-		return err;
-	err = ns_lock(&ns, false);
+	err = no_args("policy show", argc, argv);
+	if (!err)
+		err = ns_open(&ns, false);
 	if (!err)
 		err = policy_open(&ns, false, &map_fd);
-	if (err == -ENOENT)
-		err = 0;
 	if (!err && map_fd >= 0)
-		err = read_entries(map_fd, &e, &n);
+		err = policy_read(map_fd, &e, &n);
 	if (err)
 		goto out;
 
 	if (json_output) {
-		json_start_object(jw);
-		json_key(jw, "netns_ino");
-		json_uint(jw, ns.ino);
-		json_key(jw, "pinned");
-		json_bool(jw, map_fd >= 0);
-		json_key(jw, "default");
-		json_start_object(jw);
+		jsonw_start_object(json_wtr);
+		jsonw_uint_field(json_wtr, "netns_ino", ns.ino);
+		jsonw_bool_field(json_wtr, "pinned", map_fd >= 0);
+		jsonw_name(json_wtr, "default");
+		jsonw_start_object(json_wtr);
 		json_policy(&policy_defaults);
-		json_end_object(jw);
-		json_key(jw, "classes");
-		json_start_array(jw);
+		jsonw_end_object(json_wtr);
+		jsonw_name(json_wtr, "classes");
+		jsonw_start_array(json_wtr);
 		for (i = 0; i < n; i++) {
-			json_start_object(jw);
-			json_key(jw, "class");
-			json_uint(jw, e[i].id);
+			jsonw_start_object(json_wtr);
+			jsonw_uint_field(json_wtr, "class", e[i].id);
 			json_policy(&e[i].p);
-			json_end_object(jw);
+			jsonw_end_object(json_wtr);
 		}
-		json_end_array(jw);
-		json_end_object(jw);
-		json_finish(jw);
+		jsonw_end_array(json_wtr);
+		jsonw_end_object(json_wtr);
 		goto out;
 	}
 	printf("%-7s  %10s  %11s\n", "CLASS", "SPLICE-MIN", "UNBOUND-MIN");
@@ -267,15 +218,6 @@ out:
 	return err;
 }
 
-static void policy_usage(void)
-{
-	printf("Usage: smb-classify [-n NETNS] policy set CLASS [splice-min N|off] [unbound-min N|off]\n"
-	       "       smb-classify [-n NETNS] policy del CLASS\n"
-	       "       smb-classify [-n NETNS] policy show\n"
-	       "N: bytes 0-16777216, decimal, optionally with K (KiB) or M (MiB): 65536, 64K, 1M.\n"
-	       "See smb-classify --help for the meaning.\n");
-}
-
 /**
  * do_policy() - "policy set|del|show"
  * @argc: words after "policy".
@@ -285,20 +227,13 @@ static void policy_usage(void)
  */
 int do_policy(int argc, char **argv)
 {
-	if (argc < 1) {
-		p_err("policy: missing command (set, del, show)");
-		return -EINVAL;
-	}
-	if (word_abbrev(argv[0], "set"))
-		return policy_set(argc - 1, argv + 1);
-	if (word_abbrev(argv[0], "delete"))
-		return policy_del(argc - 1, argv + 1);
-	if (word_abbrev(argv[0], "show") || word_abbrev(argv[0], "list"))
-		return policy_show(argc - 1, argv + 1);
-	if (word_abbrev(argv[0], "help")) {
-		policy_usage();
-		return 0;
-	}
-	p_err("policy: unknown command '%s' (set, del, show)", argv[0]);
-	return -EINVAL;
+	static const struct cmd cmds[] = {
+		{ "set",	policy_set },
+		{ "delete",	policy_del },
+		{ "show",	policy_show },
+		{ "list",	policy_show },
+		{ NULL }
+	};
+
+	return cmd_select(cmds, "policy", argc, argv);
 }

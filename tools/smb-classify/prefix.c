@@ -7,7 +7,6 @@
  * change (nor a bpffs mount or directory) behind.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,6 @@
 #include <bpf/bpf.h>
 
 #include "cidr.h"
-#include "classword.h"
 #include "main.h"
 
 static int parse_cidr_arg(const char *s, struct smb_prefix_key *key)
@@ -30,84 +28,77 @@ static int parse_cidr_arg(const char *s, struct smb_prefix_key *key)
 	return 0;
 }
 
+/* One prefix entry as JSON members. */
+static void json_prefix(const struct conf_prefix *e, const char *cidr)
+{
+	struct class_spec spec;
+
+	class_word_decode(e->word, &spec);
+	jsonw_string_field(json_wtr, "prefix", cidr);
+	jsonw_uint_field(json_wtr, "class", spec.id);
+	jsonw_uint_field(json_wtr, "weight", spec.weight);
+	jsonw_bool_field(json_wtr, "per_peer", spec.per_peer);
+	jsonw_uint_field(json_wtr, "class_word", e->word);
+}
+
 static int prefix_add(int argc, char **argv)
 {
-	char err_msg[CLASSWORD_ERRLEN], cidr[CIDR_STRLEN];
-	struct smb_prefix_key key;
+	char msg[CLASSWORD_ERRLEN], cidr[CIDR_STRLEN];
+	struct conf_prefix e;
 	struct class_spec spec;
-	__u32 word;
 	int map_fd = -1, err;
-	bool exists;
+	bool exists = false;
 	struct ns_ctx ns;
 
 	if (argc < 1) {
 		p_err("prefix add: missing CIDR and CLASS");
 		return -EINVAL;
 	}
-	err = parse_cidr_arg(argv[0], &key);
+	err = parse_cidr_arg(argv[0], &e.key);
 	if (err)
 		return err;
 	if (argc < 2) {
 		p_err("prefix add: missing CLASS");
 		return -EINVAL;
 	}
-	if (class_spec_parse(argc - 1, argv + 1, &spec, err_msg,
-			     sizeof(err_msg))) {
-		p_err("%s", err_msg);
+	if (class_spec_parse(argc - 1, argv + 1, &spec, msg, sizeof(msg))) {
+		p_err("%s", msg);
 		return -EINVAL;
 	}
-	word = class_word_encode(&spec);
-	cidr_format(&key, cidr, sizeof(cidr));
+	e.word = class_word_encode(&spec);
+	cidr_format(&e.key, cidr, sizeof(cidr));
 
-	err = ns_resolve(&ns, true);
-	if (err)
-		return err;
-	err = ns_lock(&ns, true);
-	if (err)
-		return err;
-	err = prefixes_open(&ns, true, &map_fd);
-	if (err)
-		goto out;
-	err = ns_record_name(&ns);
-	if (err)
-		goto out;
+	err = ns_open(&ns, true);
+	if (!err)
+		err = prefixes_open(&ns, true, &map_fd);
+	if (!err)
+		err = ns_record_name(&ns);
 	/*
 	 * A lookup in an LPM trie finds the longest match, not this exact
 	 * prefix: tell "added" from "updated" by the update flags instead.
 	 */
-	exists = false;
-	err = bpf_map_update_elem(map_fd, &key, &word, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		exists = true;
-		err = bpf_map_update_elem(map_fd, &key, &word, BPF_EXIST);
+	if (!err) {
+		err = bpf_map_update_elem(map_fd, &e.key, &e.word, BPF_NOEXIST);
+		if (err == -EEXIST) {
+			exists = true;
+			err = bpf_map_update_elem(map_fd, &e.key, &e.word,
+						  BPF_EXIST);
+		}
+		if (err)
+			p_err("cannot add %s: %s%s", cidr, strerror(-err),
+			      err == -ENOSPC ? " (the map is full)" : "");
 	}
-	if (err) {
-		p_err("cannot add %s: %s%s", cidr, strerror(-err),
-		      err == -ENOSPC ? " (the map is full)" : "");
-		goto out;
-	}
-	if (json_output) {
-		json_start_object(jw);
-		json_key(jw, "result");
-		json_string(jw, exists ? "updated" : "added");
-		json_key(jw, "prefix");
-		json_string(jw, cidr);
-		json_key(jw, "class");
-		json_uint(jw, spec.id);
-		json_key(jw, "weight");
-		json_uint(jw, spec.weight);
-		json_key(jw, "per_peer");
-		json_bool(jw, spec.per_peer);
-		json_key(jw, "class_word");
-		json_uint(jw, word);
-		json_end_object(jw);
-		json_finish(jw);
-	} else {
+	if (!err && json_output) {
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "result",
+				   exists ? "updated" : "added");
+		json_prefix(&e, cidr);
+		jsonw_end_object(json_wtr);
+	} else if (!err) {
 		printf("%s %s -> class %u weight %u%s\n",
 		       exists ? "updated" : "added", cidr, spec.id,
 		       spec.weight, spec.per_peer ? " per-peer" : "");
 	}
-out:
 	if (map_fd >= 0)
 		close(map_fd);
 	ns_unlock(&ns);
@@ -125,40 +116,28 @@ static int prefix_del(int argc, char **argv)
 		p_err("prefix del: missing CIDR");
 		return -EINVAL;
 	}
-	if (argc > 1) {
-		p_err("prefix del: unexpected argument '%s'", argv[1]);
-		return -EINVAL;
-	}
-	err = parse_cidr_arg(argv[0], &key);
+	err = no_args("prefix del", argc - 1, argv + 1);
+	if (!err)
+		err = parse_cidr_arg(argv[0], &key);
 	if (err)
 		return err;
 	cidr_format(&key, cidr, sizeof(cidr));
 
-	err = ns_resolve(&ns, true);
-	if (err)
-		return err;
-	err = ns_lock(&ns, false);
+	err = ns_open(&ns, false);
 	if (!err)
 		err = prefixes_open(&ns, false, &map_fd);
-	if (err && err != -ENOENT)
+	if (err)
 		goto out;
 	err = map_fd < 0 ? -ENOENT : bpf_map_delete_elem(map_fd, &key);
-	if (err == -ENOENT) {
+	if (err == -ENOENT)
 		p_err("prefix %s not found in netns %lu", cidr, ns.ino);
-		goto out;
-	}
-	if (err) {
+	else if (err)
 		p_err("cannot delete %s: %s", cidr, strerror(-err));
-		goto out;
-	}
-	if (json_output) {
-		json_start_object(jw);
-		json_key(jw, "result");
-		json_string(jw, "deleted");
-		json_key(jw, "prefix");
-		json_string(jw, cidr);
-		json_end_object(jw);
-		json_finish(jw);
+	else if (json_output) {
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "result", "deleted");
+		jsonw_string_field(json_wtr, "prefix", cidr);
+		jsonw_end_object(json_wtr);
 	} else {
 		printf("deleted %s\n", cidr);
 	}
@@ -169,50 +148,22 @@ out:
 	return err;
 }
 
-struct prefix_entry {
-	struct smb_prefix_key key;
-	__u32 word;
-};
-
-static int entry_cmp(const void *a, const void *b)
-{
-	return cidr_cmp(&((const struct prefix_entry *)a)->key,
-			&((const struct prefix_entry *)b)->key);
-}
-
-/* Read all entries of the map, sorted. */
-static int read_entries(int map_fd, struct prefix_entry **out,
-			unsigned int *count)
-{
-	return map_read_entries(map_fd, "prefixes", sizeof(**out),
-				sizeof((*out)->key),
-				offsetof(struct prefix_entry, word), entry_cmp,
-				(void **)out, count);
-}
-
 static int prefix_list(int argc, char **argv)
 {
-	struct prefix_entry *e = NULL;
+	struct conf_prefix *e = NULL;
 	unsigned int n = 0, i;
 	int map_fd = -1, err, width = 6;
 	char cidr[CIDR_STRLEN];
 	struct class_spec spec;
 	struct ns_ctx ns;
 
-	if (argc) {
-		p_err("prefix list: unexpected argument '%s'", argv[0]);
-		return -EINVAL;
-	}
-	err = ns_resolve(&ns, true);
-	if (err)
-		return err;
-	err = ns_lock(&ns, false);
+	err = no_args("prefix list", argc, argv);
+	if (!err)
+		err = ns_open(&ns, false);
 	if (!err)
 		err = prefixes_open(&ns, false, &map_fd);
-	if (err == -ENOENT)
-		err = 0;
 	if (!err && map_fd >= 0)
-		err = read_entries(map_fd, &e, &n);
+		err = prefixes_read(map_fd, &e, &n);
 	if (err)
 		goto out;
 
@@ -222,7 +173,7 @@ static int prefix_list(int argc, char **argv)
 			width = strlen(cidr);
 	}
 	if (json_output)
-		json_start_array(jw);
+		jsonw_start_array(json_wtr);
 	else if (n)
 		printf("%-*s  %5s  %6s  %s\n", width, "PREFIX", "CLASS",
 		       "WEIGHT", "PER-PEER");
@@ -231,42 +182,23 @@ static int prefix_list(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		cidr_format(&e[i].key, cidr, sizeof(cidr));
 		class_word_decode(e[i].word, &spec);
-		if (!json_output) {
+		if (json_output) {
+			jsonw_start_object(json_wtr);
+			json_prefix(&e[i], cidr);
+			jsonw_end_object(json_wtr);
+		} else {
 			printf("%-*s  %5u  %6u  %s\n", width, cidr, spec.id,
 			       spec.weight, spec.per_peer ? "yes" : "no");
-			continue;
 		}
-		json_start_object(jw);
-		json_key(jw, "prefix");
-		json_string(jw, cidr);
-		json_key(jw, "class");
-		json_uint(jw, spec.id);
-		json_key(jw, "weight");
-		json_uint(jw, spec.weight);
-		json_key(jw, "per_peer");
-		json_bool(jw, spec.per_peer);
-		json_key(jw, "class_word");
-		json_uint(jw, e[i].word);
-		json_end_object(jw);
 	}
-	if (json_output) {
-		json_end_array(jw);
-		json_finish(jw);
-	}
+	if (json_output)
+		jsonw_end_array(json_wtr);
 out:
 	free(e);
 	if (map_fd >= 0)
 		close(map_fd);
 	ns_unlock(&ns);
 	return err;
-}
-
-static void prefix_usage(void)
-{
-	printf("Usage: smb-classify [-n NETNS] prefix add CIDR CLASS [weight W] [per-peer]\n"
-	       "       smb-classify [-n NETNS] prefix del CIDR\n"
-	       "       smb-classify [-n NETNS] prefix list\n"
-	       "See smb-classify --help for CIDR and CLASS.\n");
 }
 
 /**
@@ -278,20 +210,13 @@ static void prefix_usage(void)
  */
 int do_prefix(int argc, char **argv)
 {
-	if (argc < 1) {
-		p_err("prefix: missing command (add, del, list)");
-		return -EINVAL;
-	}
-	if (word_abbrev(argv[0], "add"))
-		return prefix_add(argc - 1, argv + 1);
-	if (word_abbrev(argv[0], "delete"))
-		return prefix_del(argc - 1, argv + 1);
-	if (word_abbrev(argv[0], "list") || word_abbrev(argv[0], "show"))
-		return prefix_list(argc - 1, argv + 1);
-	if (word_abbrev(argv[0], "help")) {
-		prefix_usage();
-		return 0;
-	}
-	p_err("prefix: unknown command '%s' (add, del, list)", argv[0]);
-	return -EINVAL;
+	static const struct cmd cmds[] = {
+		{ "add",	prefix_add },
+		{ "delete",	prefix_del },
+		{ "list",	prefix_list },
+		{ "show",	prefix_list },
+		{ NULL }
+	};
+
+	return cmd_select(cmds, "prefix", argc, argv);
 }

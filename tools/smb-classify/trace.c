@@ -2,22 +2,21 @@
 /*
  * trace.c - "trace": stream the ksmbd tracepoints, decoded
  *
- * Uses a private tracefs instance, instances/smb-classify-<pid>, so the
- * global trace buffer and other users' event settings are not touched;
- * the instance is removed at exit (also after SIGINT, SIGTERM, SIGHUP or
- * a closed output).  An instance left by a killed run (its pid gone) is
- * removed at the next start.  tracefs is mounted on /sys/kernel/tracing
- * if it is nowhere, and unmounted again at exit.
+ * Events are read as binary records through libtracefs (the per-CPU
+ * trace_pipe_raw of a private instance, instances/smb-classify-<pid>) and
+ * decoded by libtraceevent from the kernel's format files: no trace text
+ * is parsed.  The global buffer and other users' settings are not
+ * touched; the instance is removed at exit (also after SIGINT, SIGTERM,
+ * SIGHUP or a closed output), and one left by a killed run (its pid
+ * gone) at the next start.  libtracefs mounts tracefs if it is nowhere.
  *
- * Tracefs is global, not per network namespace: events that carry the
- * netns inode ("netns" in their output, field netns_ino: ksmbd_sched_conn
- * and ksmbd_sched_dispatch) get a kernel filter "netns_ino == <inode of
- * the netns of -n, or the current one>".  Events without that field
- * (ksmbd_sched_req) cannot be filtered and are shown for every netns;
- * a note on stderr says which.
+ * Tracefs is global, not per network namespace: every ksmbd event has
+ * netns_ino, and gets the kernel filter "netns_ino == <inode of the netns
+ * of -n, or the current one>"; an event without the field would be
+ * shown for every netns, with a note on stderr.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,31 +25,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 
-#include <linux/magic.h>
+#include <tracefs/tracefs.h>
+#include <traceevent/event-parse.h>
 
 #include "main.h"
 #include "tracefmt.h"
 
-#define TRACEFS_PATH		"/sys/kernel/tracing"
-#define TRACEFS_OLD_PATH	"/sys/kernel/debug/tracing"
 #define INSTANCE_PREFIX		"smb-classify-"
 
-#ifndef TRACEFS_MAGIC
-#define TRACEFS_MAGIC		0x74726163
-#endif
-
-/* -c COUNT, or 0: until a signal. */
-long trace_count;
-
 struct trace_ctx {
-	const char *root;	/* tracefs mount */
-	bool mounted;		/* we mounted it */
-	char inst[PATH_MAX];	/* our instance, "" when none */
-	int pipe_fd;
+	struct tep_handle *tep;
+	struct tracefs_instance *inst;
+	bool ts_ns;
+	long seen;
+	bool stop;
 };
 
 /* Only interrupts ppoll(): the signals are blocked everywhere else. */
@@ -59,240 +48,252 @@ static void on_stop(int sig)
 	(void)sig;
 }
 
-static bool is_tracefs(const char *path)
+/* Remove instances of earlier runs whose process is gone. */
+static void remove_stale_instances(void)
 {
-	struct statfs sfs;
+	char **names = tracefs_instances("^" INSTANCE_PREFIX "[0-9]+$");
+	struct tracefs_instance *inst;
+	char proc[64];
+	int i;
 
-	return !statfs(path, &sfs) && sfs.f_type == TRACEFS_MAGIC;
+	for (i = 0; names && names[i]; i++) {
+		snprintf(proc, sizeof(proc), "/proc/%s",
+			 names[i] + strlen(INSTANCE_PREFIX));
+		if (!access(proc, F_OK))
+			continue;
+		inst = tracefs_instance_alloc(NULL, names[i]);
+		if (inst) {
+			tracefs_instance_destroy(inst);	/* EBUSY if in use */
+			tracefs_instance_free(inst);
+		}
+	}
+	tracefs_list_free(names);
 }
 
-static int tracefs_find(struct trace_ctx *t)
+/* One field of @rec into @f.  Return: false to leave the field out. */
+static bool decode_field(struct tep_format_field *fld, struct tep_record *rec,
+			 struct trace_field *f)
 {
-	int err;
+	unsigned long long v;
+	const char *data = (const char *)rec->data + fld->offset;
+	int len = fld->size;
 
-	if (is_tracefs(TRACEFS_PATH)) {
-		t->root = TRACEFS_PATH;
+	snprintf(f->name, sizeof(f->name), "%s", fld->name);
+	f->is_str = true;
+	if (fld->flags & TEP_FIELD_IS_DYNAMIC) {
+		/* __string: 16-bit length and offset; relative to the end. */
+		if (tep_read_number_field(fld, rec->data, &v))
+			return false;
+		len = v >> 16;
+		data = (const char *)rec->data + (v & 0xffff) +
+		       (fld->flags & TEP_FIELD_IS_RELATIVE ?
+			fld->offset + fld->size : 0);
+		if (data + len > (const char *)rec->data + rec->size)
+			return false;
+	}
+	if (fld->flags & TEP_FIELD_IS_STRING ||
+	    fld->flags & TEP_FIELD_IS_DYNAMIC) {
+		snprintf(f->str, sizeof(f->str), "%.*s",
+			 len < (int)sizeof(f->str) ? len : (int)sizeof(f->str) - 1,
+			 data);
+		return true;
+	}
+	if (fld->flags & TEP_FIELD_IS_ARRAY) {
+		/* The only arrays of ours: 16-byte addresses. */
+		if (len != 16 || !inet_ntop(AF_INET6, data, f->str,
+					     sizeof(f->str)))
+			return false;
+		return true;
+	}
+	f->is_str = false;
+	if (tep_read_number_field(fld, rec->data, &v))
+		return false;
+	f->num = v;
+	return true;
+}
+
+static void decode(struct trace_ctx *t, struct tep_event *event,
+		   struct tep_record *rec, int cpu, struct trace_event *ev)
+{
+	struct tep_format_field **fields, **fld;
+
+	memset(ev, 0, sizeof(*ev));
+	snprintf(ev->name, sizeof(ev->name), "%s", event->name);
+	ev->pid = tep_data_pid(t->tep, rec);
+	snprintf(ev->comm, sizeof(ev->comm), "%s",
+		 tep_data_comm_from_pid(t->tep, ev->pid));
+	ev->cpu = cpu;
+	ev->ts = rec->ts;
+	ev->ts_ns = t->ts_ns;
+	fields = tep_event_fields(event);
+	for (fld = fields; fld && *fld && ev->nfields < TRACE_MAX_FIELDS;
+	     fld++)
+		if (decode_field(*fld, rec, &ev->f[ev->nfields]))
+			ev->nfields++;
+	free(fields);
+}
+
+static int on_event(struct tep_event *event, struct tep_record *rec,
+		    int cpu, void *ctx)
+{
+	struct trace_ctx *t = ctx;
+	struct trace_seq seq;
+	struct trace_event ev;
+	char time[32];
+
+	if (strcmp(event->system, "ksmbd"))
 		return 0;
+	decode(t, event, rec, cpu, &ev);
+	if (json_output) {
+		json_writer_t *w = jsonw_new(stdout);
+
+		if (!w)
+			return 1;
+		trace_format_json(&ev, w);
+		jsonw_destroy(&w);	/* newline, flush */
+	} else {
+		/* The kernel's own TP_printk, rendered by libtraceevent. */
+		trace_seq_init(&seq);
+		tep_print_event(t->tep, &seq, rec, "%s", TEP_PRINT_INFO);
+		trace_seq_terminate(&seq);
+		text_sanitize(seq.buffer);
+		text_sanitize(ev.comm);
+		trace_format_time(&ev, time, sizeof(time));
+		printf("%s [%03d] %s-%d %s: %s\n", time, cpu, ev.comm,
+		       ev.pid, ev.name, seq.buffer);
+		trace_seq_destroy(&seq);
+		fflush(stdout);
 	}
-	if (is_tracefs(TRACEFS_OLD_PATH)) {
-		t->root = TRACEFS_OLD_PATH;
-		return 0;
+	if (ferror(stdout) || (trace_count && ++t->seen >= trace_count)) {
+		t->stop = true;
+		return 1;
 	}
-	if (mount("tracefs", TRACEFS_PATH, "tracefs", 0, NULL)) {
-		err = -errno;
-		p_err("tracefs is not mounted and mounting it on %s failed: %s",
-		      TRACEFS_PATH, strerror(errno));
-		return err;
-	}
-	t->root = TRACEFS_PATH;
-	t->mounted = true;
 	return 0;
 }
 
-static int write_file(const char *path, const char *val)
+/* Filter each ksmbd event to the netns; name those that cannot be. */
+static int set_filters(struct trace_ctx *t, unsigned long ino)
 {
-	int fd, err = 0;
-	size_t n = strlen(val);
-
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, n) != (ssize_t)n)
-		err = errno ? -errno : -EIO;
-	close(fd);
-	return err;
-}
-
-/* Remove instances of earlier runs whose process is gone. */
-static void remove_stale_instances(const struct trace_ctx *t)
-{
-	char path[PATH_MAX], *end;
-	struct dirent *de;
-	unsigned long pid;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "%s/instances", t->root);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, INSTANCE_PREFIX,
-			    strlen(INSTANCE_PREFIX)))
-			continue;
-		errno = 0;
-		pid = strtoul(de->d_name + strlen(INSTANCE_PREFIX), &end, 10);
-		if (errno || *end || !pid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%lu", pid);
-		if (!access(path, F_OK))
-			continue;
-		snprintf(path, sizeof(path), "%s/instances/%s", t->root,
-			 de->d_name);
-		rmdir(path);	/* EBUSY if someone still reads it */
-	}
-	closedir(d);
-}
-
-/* Whether the event directory's format has a field named @field. */
-static bool event_has_field(const char *evdir, const char *field)
-{
-	char path[PATH_MAX + 300], line[512], want[64];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/format", evdir);
-	snprintf(want, sizeof(want), " %s;", field);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, "\tfield:", 7) && strstr(line, want);
-	fclose(f);
-	return found;
-}
-
-/*
- * Filter every ksmbd event that has netns_ino to @ino; collect the names
- * of those that have not into @unfiltered.
- */
-static int set_filters(const struct trace_ctx *t, unsigned long ino,
-		       char *unfiltered, size_t len)
-{
-	char dir[PATH_MAX + 16], evdir[PATH_MAX + 272], path[PATH_MAX + 300],
-	     filter[64];
-	struct dirent *de;
+	char filter[64], unfiltered[256] = "";
+	struct tep_event **events;
 	size_t off = 0;
-	int err = 0;
-	DIR *d;
+	int i, n, err = 0;
 
-	unfiltered[0] = '\0';
-	snprintf(dir, sizeof(dir), "%s/events/ksmbd", t->inst);
-	d = opendir(dir);
-	if (!d) {
-		err = -errno;
-		p_err("cannot open %s: %s", dir, strerror(errno));
-		return err;
-	}
 	snprintf(filter, sizeof(filter), "netns_ino == %lu", ino);
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+	n = tep_get_events_count(t->tep);
+	events = tep_list_events(t->tep, TEP_EVENT_SORT_ID);
+	for (i = 0; events && i < n && !err; i++) {
+		if (strcmp(events[i]->system, "ksmbd"))
 			continue;
-		snprintf(evdir, sizeof(evdir), "%s/%s", dir, de->d_name);
-		snprintf(path, sizeof(path), "%s/filter", evdir);
-		if (access(path, F_OK))
-			continue;	/* "enable", "filter" of the group */
-		if (!event_has_field(evdir, "netns_ino")) {
+		if (!tep_find_field(events[i], "netns_ino")) {
 			off += snprintf(unfiltered + off,
-					off < len ? len - off : 0, "%s%s",
-					off ? ", " : "", de->d_name);
+					off < sizeof(unfiltered) ?
+					sizeof(unfiltered) - off : 0,
+					"%s%s", off ? ", " : "",
+					events[i]->name);
 			continue;
 		}
-		err = write_file(path, filter);
-		if (err) {
+		err = tracefs_event_file_write(t->inst, "ksmbd",
+					       events[i]->name, "filter",
+					       filter) < 0;
+		if (err)
 			p_err("cannot set filter '%s' on %s: %s", filter,
-			      de->d_name, strerror(-err));
-			break;
-		}
+			      events[i]->name, strerror(errno));
 	}
-	closedir(d);
-	return err;
+	if (!err && unfiltered[0])
+		fprintf(stderr, "note: %s carry no netns: shown for every netns\n",
+			unfiltered);
+	return err ? -EINVAL : 0;
+}
+
+/* Whether the instance's trace clock counts nanoseconds. */
+static bool clock_is_ns(struct tracefs_instance *inst)
+{
+	static const char *const ns_clocks[] = {
+		"local", "global", "mono", "mono_raw", "boot", "tai", "perf",
+	};
+	char *clock = tracefs_get_clock(inst);
+	bool ns = false;
+	size_t i;
+
+	for (i = 0; clock && i < ARRAY_SIZE(ns_clocks); i++)
+		ns |= !strcmp(clock, ns_clocks[i]);
+	free(clock);
+	return ns;
+}
+
+static int trace_setup(struct trace_ctx *t, const struct ns_ctx *ns)
+{
+	const char *systems[] = { "ksmbd", NULL };
+	char name[64];
+
+	if (!tracefs_tracing_dir()) {
+		p_err("tracefs is not mounted and cannot be mounted on /sys/kernel/tracing");
+		return -ENOENT;
+	}
+	t->tep = tracefs_local_events_system(NULL, systems);
+	if (!t->tep || !tep_find_event_by_name(t->tep, "ksmbd", "ksmbd_sched_req")) {
+		p_err("this kernel has no ksmbd tracepoints (events/ksmbd missing)");
+		return -ENOENT;
+	}
+	remove_stale_instances();
+	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d", (int)getpid());
+	t->inst = tracefs_instance_create(name);
+	if (!t->inst) {
+		p_err("cannot create trace instance %s: %s", name,
+		      strerror(errno));
+		return -errno;
+	}
+	t->ts_ns = clock_is_ns(t->inst);
+	/* Wake the poll on any data, not at half a buffer. */
+	tracefs_instance_file_write(t->inst, "buffer_percent", "0");
+	if (set_filters(t, ns->ino))
+		return -EINVAL;
+	if (tracefs_event_enable(t->inst, "ksmbd", NULL)) {
+		p_err("cannot enable the ksmbd events: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
 }
 
 static void trace_cleanup(struct trace_ctx *t)
 {
-	char path[PATH_MAX + 32];
-
-	if (t->pipe_fd >= 0)
-		close(t->pipe_fd);
-	t->pipe_fd = -1;
-	if (t->inst[0]) {
-		snprintf(path, sizeof(path), "%s/events/enable", t->inst);
-		write_file(path, "0");
-		if (rmdir(t->inst))
-			fprintf(stderr, "note: cannot remove trace instance %s: %s\n",
-				t->inst, strerror(errno));
-		t->inst[0] = '\0';
+	if (t->inst) {
+		tracefs_event_disable(t->inst, NULL, NULL);
+		if (tracefs_instance_destroy(t->inst))
+			fprintf(stderr, "note: cannot remove trace instance %s\n",
+				tracefs_instance_get_name(t->inst));
+		tracefs_instance_free(t->inst);
 	}
-	if (t->mounted && umount(t->root) && errno != EBUSY)
-		fprintf(stderr, "note: cannot unmount %s: %s\n", t->root,
-			strerror(errno));
-	t->mounted = false;
+	tep_free(t->tep);
 }
 
-/* Print one line of trace_pipe.  Return: 1 if it was an event, else 0. */
-static int emit_line(const char *line)
-{
-	char text[TRACE_TEXT_LEN];
-	struct json_writer w;
-	struct trace_event ev;
-	unsigned long lost;
-	int cpu;
-
-	if (trace_line_parse(line, &ev)) {
-		if (sscanf(line, "CPU:%d [LOST %lu EVENTS]", &cpu, &lost) == 2)
-			fprintf(stderr, "note: lost %lu events on CPU %d\n",
-				lost, cpu);
-		return 0;
-	}
-	if (strncmp(ev.name, "ksmbd_", 6))
-		return 0;
-	if (json_output) {
-		json_init(&w, stdout, false);
-		trace_format_json(&ev, &w);
-		json_finish(&w);
-	} else {
-		trace_format_text(&ev, text, sizeof(text));
-		puts(text);
-		fflush(stdout);
-	}
-	return 1;
-}
-
+/* Wait for data on trace_pipe, read every CPU's records, until stopped. */
 static int stream(struct trace_ctx *t, const sigset_t *waitmask)
 {
-	static char buf[65536];
-	size_t have = 0;
-	long seen = 0;
-	struct pollfd pfd = { .fd = t->pipe_fd, .events = POLLIN };
+	struct pollfd pfd = { .events = POLLIN };
+	int err = 0;
 
-	for (;;) {
-		char *nl, *start;
-		ssize_t n;
-		int r;
-
-		r = ppoll(&pfd, 1, NULL, waitmask);
-		if (r < 0) {
-			if (errno == EINTR)
-				return 0;	/* a stop signal */
-			p_err("poll on trace_pipe: %s", strerror(errno));
-			return -errno;
-		}
-		n = read(t->pipe_fd, buf + have, sizeof(buf) - 1 - have);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			p_err("cannot read trace_pipe: %s", strerror(errno));
-			return -errno;
-		}
-		if (!n)
-			continue;
-		have += n;
-		buf[have] = '\0';
-		start = buf;
-		while ((nl = strchr(start, '\n'))) {
-			*nl = '\0';
-			seen += emit_line(start);
-			start = nl + 1;
-			if (ferror(stdout))
-				return 0;	/* output closed */
-			if (trace_count && seen >= trace_count)
-				return 0;
-		}
-		have -= start - buf;
-		memmove(buf, start, have);
-		if (have == sizeof(buf) - 1)
-			have = 0;	/* a line this long is not ours */
+	pfd.fd = tracefs_instance_file_open(t->inst, "trace_pipe",
+					    O_RDONLY | O_NONBLOCK);
+	if (pfd.fd < 0) {
+		p_err("cannot open trace_pipe: %s", strerror(errno));
+		return -errno;
 	}
+	while (!t->stop) {
+		if (ppoll(&pfd, 1, NULL, waitmask) < 0) {
+			if (errno != EINTR) {
+				err = -errno;
+				p_err("poll on trace_pipe: %s", strerror(errno));
+			}
+			break;	/* EINTR: a stop signal */
+		}
+		tracefs_load_cmdlines(NULL, t->tep);
+		tracefs_iterate_raw_events(t->tep, t->inst, NULL, 0, on_event,
+					   t);
+	}
+	close(pfd.fd);
+	return err;
 }
 
 /**
@@ -304,21 +305,17 @@ static int stream(struct trace_ctx *t, const sigset_t *waitmask)
  */
 int do_trace(int argc, char **argv)
 {
-	struct trace_ctx t = { .pipe_fd = -1 };
-	char path[PATH_MAX + 32], unfiltered[512];
+	struct trace_ctx t = { 0 };
 	sigset_t stop, old, waitmask;
 	struct sigaction sa = { 0 };
 	struct ns_ctx ns;
 	int err;
 
-	if (argc) {
-		p_err("trace: unexpected argument '%s'", argv[0]);
-		return -EINVAL;
-	}
-	err = ns_resolve(&ns, true);
+	err = no_args("trace", argc, argv);
+	if (!err)
+		err = ns_resolve(&ns, true);
 	if (err)
 		return err;
-
 	/*
 	 * Block the stop signals until the instance is gone: they are taken
 	 * only inside ppoll(), so cleanup always runs.
@@ -335,61 +332,24 @@ int do_trace(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 
-	err = tracefs_find(&t);
-	if (err)
-		goto out;
-	snprintf(path, sizeof(path), "%s/events/ksmbd", t.root);
-	if (access(path, F_OK)) {
-		err = -ENOENT;
-		p_err("this kernel has no ksmbd tracepoints (%s missing)",
-		      path);
-		goto out;
-	}
-	remove_stale_instances(&t);
-	snprintf(t.inst, sizeof(t.inst), "%s/instances/%s%d", t.root,
-		 INSTANCE_PREFIX, (int)getpid());
-	if (mkdir(t.inst, 0700)) {
-		err = -errno;
-		p_err("cannot create trace instance %s: %s", t.inst,
-		      strerror(errno));
-		t.inst[0] = '\0';
-		goto out;
-	}
-	err = set_filters(&t, ns.ino, unfiltered, sizeof(unfiltered));
-	if (err)
-		goto out;
-	snprintf(path, sizeof(path), "%s/events/ksmbd/enable", t.inst);
-	err = write_file(path, "1");
-	if (err) {
-		p_err("cannot enable the ksmbd events: %s", strerror(-err));
-		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/trace_pipe", t.inst);
-	t.pipe_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (t.pipe_fd < 0) {
-		err = -errno;
-		p_err("cannot open %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (!json_output) {
+	err = trace_setup(&t, &ns);
+	if (!err) {
+		/* On stderr also with -j: tests wait for this line. */
 		fprintf(stderr, "tracing ksmbd events of netns %lu (%s)",
 			ns.ino, ns.label);
 		if (trace_count)
 			fprintf(stderr, ", %ld events", trace_count);
 		fprintf(stderr, "; Ctrl-C to stop\n");
+		/* One JSON object a line, each its own document. */
+		free(json_wtr);
+		json_wtr = NULL;
+		waitmask = old;
+		sigdelset(&waitmask, SIGINT);
+		sigdelset(&waitmask, SIGTERM);
+		sigdelset(&waitmask, SIGHUP);
+		err = stream(&t, &waitmask);
 	}
-	if (unfiltered[0])
-		fprintf(stderr, "note: %s carry no netns: shown for every netns\n",
-			unfiltered);
-
-	waitmask = old;
-	sigdelset(&waitmask, SIGINT);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGHUP);
-	err = stream(&t, &waitmask);
-out:
 	trace_cleanup(&t);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	ns_unlock(&ns);
 	return err;
 }

@@ -1,56 +1,62 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * tracefmt.h - decoding of ksmbd trace events from trace_pipe
+ * tracefmt.h - a decoded ksmbd trace event as JSON, and durations as text
  *
- * Pure functions, no libbpf: the unit tests link tracefmt.o directly.
+ * Pure functions, no libbpf or libtraceevent: the unit tests link
+ * tracefmt.o directly.  trace.c fills struct trace_event from the binary
+ * record through libtraceevent; nothing here parses trace text.
  */
 #ifndef SMB_CLASSIFY_TRACEFMT_H
 #define SMB_CLASSIFY_TRACEFMT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "json.h"
+#include "json_writer.h"
 
 #define TRACE_MAX_FIELDS	24
-#define TRACE_KEY_LEN		32
-#define TRACE_VAL_LEN		96
 
-/* Room for trace_format_text() of any event. */
-#define TRACE_TEXT_LEN		1024
-
+/**
+ * struct trace_field - one field of the event's format
+ * @name:   field name as in the format file ("class_word", "peer").
+ * @is_str: a string (or an address, already as text) in @str; else @num.
+ * @num:    the value of an integer field.
+ * @str:    the text of a string field, any bytes.
+ */
 struct trace_field {
-	char key[TRACE_KEY_LEN];
-	char val[TRACE_VAL_LEN];
+	char name[32];
+	bool is_str;
+	uint64_t num;
+	char str[64];
 };
 
 /**
- * struct trace_event - one line of trace_pipe, split
- * @comm:    task, "" without a header.
- * @pid:     its pid, -1 without a header.
- * @cpu:     CPU, -1 without a header.
- * @time:    timestamp as printed ("1234.567890"), "" without a header.
+ * struct trace_event - one record of the ring buffer, decoded
  * @name:    event name, e.g. "ksmbd_sched_req".
+ * @comm:    task name, any bytes ("<...>" when unknown).
+ * @pid:     its pid.
+ * @cpu:     the CPU.
+ * @ts:      timestamp in the units of the instance's trace clock.
+ * @ts_ns:   that clock counts nanoseconds (local, global, mono, ...);
+ *           false for counter, x86-tsc and the like.
  * @nfields: number of @f.
- * @f:       its "key=value" fields in order (a word without '=' is
- *           appended to the previous value).
+ * @f:       the fields, in format order.
  */
 struct trace_event {
+	char name[64];
 	char comm[32];
 	int pid;
 	int cpu;
-	char time[32];
-	char name[64];
+	uint64_t ts;
+	bool ts_ns;
 	unsigned int nfields;
 	struct trace_field f[TRACE_MAX_FIELDS];
 };
 
-int trace_line_parse(const char *line, struct trace_event *ev);
-const char *trace_field(const struct trace_event *ev, const char *key);
-const char *trace_short_name(const char *name);
-void trace_format_peer(const char *peer, char *buf, size_t len);
+const char *trace_cmd_name(uint64_t cmd);
+void trace_format_json(const struct trace_event *ev, json_writer_t *w);
+void trace_format_time(const struct trace_event *ev, char *buf, size_t len);
 void trace_format_ns(unsigned long long ns, char *buf, size_t len);
-void trace_format_text(const struct trace_event *ev, char *buf, size_t len);
-void trace_format_json(const struct trace_event *ev, struct json_writer *w);
 
 #endif /* SMB_CLASSIFY_TRACEFMT_H */

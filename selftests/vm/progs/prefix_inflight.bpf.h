@@ -13,24 +13,12 @@
  * Include after defining PREFIX_MAX_INFLIGHT and PREFIX_OPS_NAME (the
  * struct_ops map's variable, which is also its name).
  */
-#include <linux/types.h>
-#include <linux/bpf.h>
-#include <linux/ksmbd_sched.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
+#include "ksmbd_sched_ops.bpf.h"
 
 #include "smb_classify.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Local copy of the kernel's struct_ops type, relocated by member name. */
-struct ksmbd_sched_ops {
-	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
-	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
-	__u32 max_inflight;
-	__u32 flags;
-	char name[KSMBD_SCHED_NAME_LEN];
-} __attribute__((preserve_access_index));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);

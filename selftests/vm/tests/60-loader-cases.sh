@@ -101,7 +101,7 @@ vm_check "C11: $iters loads killed at 0..$((span / 1000)) ms: state always consi
 for c in 1 2 3; do
 	smb-classify load >/dev/null
 	vm_check "load/unload cycle $c: loaded, pin matches" \
-		sh -c "test \"\$(awk -F': ' '\$1==\"attached\"{print \$2}' $SCHED_PROC)\" = 1"
+		test "$(sched_proc attached)" = 1
 	vm_check "load/unload cycle $c: consistent after load" consistent
 	smb-classify unload >/dev/null
 	vm_check "load/unload cycle $c: consistent after unload, nothing attached" \

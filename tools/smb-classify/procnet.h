@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * kstat.h - the text of /proc/net/ksmbd_sched, parsed
+ * procnet.h - the text of /proc/net/ksmbd_sched and ksmbd_sched_clients,
+ * parsed
  *
  * Pure functions, no libbpf: the unit tests link kstat.o directly.
  */
-#ifndef SMB_CLASSIFY_KSTAT_H
-#define SMB_CLASSIFY_KSTAT_H
+#ifndef SMB_CLASSIFY_PROCNET_H
+#define SMB_CLASSIFY_PROCNET_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,9 +15,11 @@
 /*
  * Buckets of the kernel's wait histogram: bucket i counts waits in
  * [2^(i-1), 2^i) microseconds, bucket 0 those under 1 us, and the last
- * one everything from 2^(KSCHED_HIST_BUCKETS-2) us up.
+ * one (26 from this kernel) everything from its lower bound up.  A
+ * longer histogram of a later kernel is read up to KSCHED_HIST_MAX.
  */
 #define KSCHED_HIST_BUCKETS	26
+#define KSCHED_HIST_MAX		64
 
 /**
  * struct ksched_class - one "class:" line: dispatch counters of a class
@@ -35,7 +38,7 @@ struct ksched_class {
 	uint64_t bytes;
 	uint64_t wait_ns;
 	unsigned int nhist;
-	uint64_t hist[KSCHED_HIST_BUCKETS];
+	uint64_t hist[KSCHED_HIST_MAX];
 };
 
 /**
@@ -61,6 +64,10 @@ struct ksched_class {
  * @classes:          "class:" lines in kernel order (malloc'ed; free
  *                    with ksched_free()).
  * @nclasses:         number of @classes.
+ * @kv:               every "key: value" line as written, for -j status
+ *                    (malloc'ed, ksched_free()).
+ * @nkv:              number of @kv.
+ * @skipped:          lines not understood, skipped.
  */
 struct ksched_state {
 	bool attached;
@@ -82,14 +89,47 @@ struct ksched_state {
 	uint64_t payload_pages;
 	struct ksched_class *classes;
 	unsigned int nclasses;
+	struct ksched_kv {
+		char key[48];
+		char val[80];
+	} *kv;
+	unsigned int nkv;
+	unsigned int skipped;
+};
+
+/**
+ * struct ksched_client - one line of /proc/net/ksmbd_sched_clients
+ * @id:         dispatcher client id.
+ * @class_id:   its class.
+ * @weight:     its weight, 1..255.
+ * @peer:       its peer address (%pI6c), or "-" for a whole class.
+ * @conns:      connections feeding it.
+ * @queued:     requests waiting.
+ * @inflight:   requests running.
+ * @dispatched: requests dispatched.
+ * @bytes:      READ/WRITE bytes dispatched.
+ */
+struct ksched_client {
+	uint32_t id;
+	uint32_t class_id;
+	uint32_t weight;
+	char peer[48];
+	uint64_t conns;
+	uint64_t queued;
+	uint64_t inflight;
+	uint64_t dispatched;
+	uint64_t bytes;
 };
 
 int ksched_parse_line(struct ksched_state *st, const char *line);
 int ksched_parse(FILE *f, struct ksched_state *st);
 void ksched_free(struct ksched_state *st);
 int ksched_parse_class(const char *line, struct ksched_class *c);
+int ksched_parse_client(const char *line, struct ksched_client *c);
+int ksched_parse_clients(FILE *f, struct ksched_client **out,
+			 unsigned int *n);
 uint64_t ksched_class_mean_ns(const struct ksched_class *c);
 int ksched_hist_percentile(const uint64_t *hist, unsigned int n,
 			   unsigned int pct, uint64_t *bound_ns, bool *open);
 
-#endif /* SMB_CLASSIFY_KSTAT_H */
+#endif /* SMB_CLASSIFY_PROCNET_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * test_kstat.c - parsing /proc/net/ksmbd_sched and the p99 estimate
+ * test_procnet.c - parsing /proc/net/ksmbd_sched, ksmbd_sched_clients
+ * and the p99 estimate
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -9,10 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
-#include "kstat.h"
+#include "procnet.h"
 
 #define Z25 "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
 
@@ -33,7 +35,10 @@ static const char proc_attached[] =
 	"reqs_classified: 21\n"
 	"class_clamped: 0\n"
 	"verdict_clamped: 9\n"
-	"some_future_key: 1\n";
+	"some_future_key: 1\n"
+	"payload_pages: 12 order 0\n"
+	"a line of another shape\n"
+	"class: 4 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 0,0," Z25 ",0,0\n";
 
 static const char proc_detached[] =
 	"attached: 0\nname: -\nlink_id: 0\nserves: 0\nnetns_ino: 5\n"
@@ -71,7 +76,12 @@ static void test_parse_attached(void **state)
 	assert_int_equal(st.conns_classified, 2);
 	assert_int_equal(st.reqs_classified, 21);
 	assert_int_equal(st.verdict_clamped, 9);
-	assert_int_equal(st.nclasses, 2);
+	/* The 29-bucket line of a later kernel is read; unknown lines kept. */
+	assert_int_equal(st.nclasses, 3);
+	assert_int_equal(st.classes[2].nhist, 29);
+	assert_int_equal(st.skipped, 1);
+	assert_string_equal(st.kv[st.nkv - 1].key, "payload_pages");
+	assert_string_equal(st.kv[st.nkv - 1].val, "12 order 0");
 	c = &st.classes[0];
 	assert_int_equal(c->id, 0);
 	assert_int_equal(c->dispatched, 8);
@@ -118,8 +128,8 @@ static void test_parse_class_bad(void **state)
 		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 1,,2",
 		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 1 x",
 		"class: 1 dispatched 18446744073709551616 bypassed 0 bytes 0 wait_ns 0 hist 0",
-		/* 27 buckets */
-		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 0,0," Z25,
+		/* 65 buckets */
+		"class: 1 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist " Z25 "," Z25 ",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0",
 	};
 	struct ksched_class c = { .id = 99 };
 	struct ksched_state st;
@@ -137,10 +147,51 @@ static void test_parse_class_bad(void **state)
 	assert_int_equal(c.id, 3);
 	assert_int_equal(c.nhist, 2);
 	assert_int_equal(c.hist[1], 6);
-	/* A whole file with a bad class line fails, leaving nothing. */
-	assert_int_equal(parse_text("attached: 1\nclass: 1 dispatched\n",
-				    &st), -EINVAL);
-	assert_null(st.classes);
+	/* A bad class line or value is skipped, not fatal. */
+	assert_int_equal(parse_text("attached: 1\nclass: 1 dispatched\nqueued: x\nname: n\n",
+				    &st), 0);
+	assert_true(st.attached);
+	assert_int_equal(st.nclasses, 0);
+	assert_int_equal(st.skipped, 2);
+	assert_string_equal(st.name, "n");
+	ksched_free(&st);
+}
+
+static void test_clients(void **state)
+{
+	static const char text[] =
+		"client id=1 class=2 weight=3 peer=::ffff:127.0.0.2 conns=2 queued=5 inflight=1 dispatched=100 bytes=4096\n"
+		"client id=2 class=0 weight=1 peer=- conns=1 queued=0 inflight=0 dispatched=7 bytes=0 future=9\n"
+		"client id=3 class=65536 weight=1 peer=- conns=1 queued=0 inflight=0 dispatched=7 bytes=0\n"
+		"client id=4 class=1 weight=1 peer=- conns=x\n"
+		"something else\n";
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct ksched_client *c;
+	unsigned int n;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(ksched_parse_clients(f, &c, &n), 0);
+	fclose(f);
+	assert_int_equal(n, 2);
+	assert_int_equal(c[0].id, 1);
+	assert_int_equal(c[0].class_id, 2);
+	assert_int_equal(c[0].weight, 3);
+	assert_string_equal(c[0].peer, "::ffff:127.0.0.2");
+	assert_int_equal(c[0].conns, 2);
+	assert_int_equal(c[0].queued, 5);
+	assert_int_equal(c[0].inflight, 1);
+	assert_int_equal(c[0].dispatched, 100);
+	assert_int_equal(c[0].bytes, 4096);
+	assert_string_equal(c[1].peer, "-");
+	assert_int_equal(c[1].dispatched, 7);
+	free(c);
+	/* An empty file: nothing attached. */
+	f = fmemopen((void *)"\n", 1, "r");
+	assert_int_equal(ksched_parse_clients(f, &c, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(c);
+	fclose(f);
 }
 
 static void test_p99(void **state)
@@ -217,7 +268,8 @@ int main(void)
 		cmocka_unit_test(test_parse_detached),
 		cmocka_unit_test(test_parse_class_bad),
 		cmocka_unit_test(test_p99),
+		cmocka_unit_test(test_clients),
 	};
 
-	return cmocka_run_group_tests_name("kstat", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("procnet", tests, NULL, NULL);
 }

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * apply.c - "apply [FILE] [--dry-run]" and "dump": the whole policy of a
+ * netns from and to ksmbd-sched.conf(5)
+ *
+ * apply reads and checks the whole file first; nothing changes on an
+ * error.  It then loads a fresh instance of the built-in program with
+ * fresh maps, fills them, sets max_inflight, and switches to it in one
+ * step: a BPF_LINK_UPDATE of the pinned link (or the first attach when
+ * nothing is loaded).  Every connection and request is classified by
+ * the old program with the old maps or by the new one with the new maps,
+ * never by a mix.  The new maps are pinned as NAME.new before the switch
+ * and renamed over the old pins after it, under the lock every
+ * smb-classify command takes, so no "prefix add" lands in a map that is
+ * about to be replaced.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "main.h"
+
+/* The policy in force in the netns: pinned maps and the attached ops. */
+static int running_conf(struct ns_ctx *ns, struct conf *c)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	struct ksched_state st;
+	struct ops_info oi;
+	int fd = -1, err;
+	uint32_t id;
+	bool stale;
+
+	memset(c, 0, sizeof(*c));
+	err = ksched_read(&st);
+	if (err)
+		return err;
+	err = ns_lock(ns, false);
+	if (err == -ENOENT) {
+		err = 0;
+		goto out;
+	}
+	if (!err)
+		err = link_check(ns, &st, &fd, &id, &stale);
+	if (!err && fd >= 0 && !bpf_link_get_info_by_fd(fd, &info, &len) &&
+	    !ops_data(info.struct_ops.map_id, &oi)) {
+		c->has_max_inflight = true;
+		c->max_inflight = oi.max_inflight;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!err)
+		err = prefixes_open(ns, false, &fd);
+	if (!err && fd >= 0) {
+		err = prefixes_read(fd, &c->prefixes, &c->nprefixes);
+		close(fd);
+	}
+	if (!err)
+		err = policy_open(ns, false, &fd);
+	if (!err && fd >= 0) {
+		err = policy_read(fd, &c->policies, &c->npolicies);
+		close(fd);
+	}
+out:
+	ns_unlock(ns);
+	ksched_free(&st);
+	if (err)
+		conf_free(c);
+	return err;
+}
+
+/* attach_req.fill: the parsed entries into the fresh maps. */
+static int fill_maps(struct bpf_object *obj, void *ctx)
+{
+	const struct conf *c = ctx;
+	struct bpf_map *pm, *qm;
+	unsigned int i;
+	int err = 0;
+
+	pm = bpf_object__find_map_by_name(obj, SMB_PREFIXES_MAP_NAME);
+	qm = bpf_object__find_map_by_name(obj, SMB_POLICY_MAP_NAME);
+	for (i = 0; !err && i < c->nprefixes; i++)
+		err = bpf_map_update_elem(bpf_map__fd(pm), &c->prefixes[i].key,
+					  &c->prefixes[i].word, BPF_NOEXIST);
+	for (i = 0; !err && i < c->npolicies; i++)
+		err = bpf_map_update_elem(bpf_map__fd(qm), &c->policies[i].id,
+					  &c->policies[i].p, BPF_NOEXIST);
+	if (err)
+		p_err("cannot fill the new maps: %s%s", strerror(-err),
+		      err == -ENOSPC ? " (a map is full)" : "");
+	return err;
+}
+
+/* The changes as text lines, or as {"changes": N, "diff": [...]}. */
+static void print_diff(const struct conf *old, const struct conf *new,
+		       const char *verb, const char *file,
+		       const struct ns_ctx *ns)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	unsigned int n;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	n = conf_diff(f, old, new);
+	fclose(f);
+	if (json_output) {
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "result", verb);
+		json_text_field(json_wtr, "file", file);
+		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
+		jsonw_uint_field(json_wtr, "changes", n);
+		jsonw_name(json_wtr, "diff");
+		jsonw_start_array(json_wtr);
+		for (line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			jsonw_string(json_wtr, line);
+		jsonw_end_array(json_wtr);
+		jsonw_end_object(json_wtr);
+	} else {
+		fputs(buf, stdout);
+		printf("%s %s in netns %lu (%s): %u change%s\n", verb, file,
+		       ns->ino, ns->label, n, n == 1 ? "" : "s");
+	}
+	free(buf);
+}
+
+/**
+ * do_apply() - "apply [FILE] [--dry-run]": set the whole policy
+ * @argc: 0 or 1.
+ * @argv: FILE, default CONF_DEFAULT.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int do_apply(int argc, char **argv)
+{
+	const char *file = argc ? argv[0] : CONF_DEFAULT;
+	struct conf old = { 0 }, new = { 0 };
+	char msg[CONF_ERRLEN], note[160] = "";
+	struct attach_req req = {
+		.label = "(built-in)", .mode = ATTACH_ANY, .has_max = true,
+		.fill = fill_maps, .ctx = &new, .note = note,
+		.notelen = sizeof(note),
+	};
+	struct ns_ctx ns;
+	FILE *f;
+	int err;
+
+	err = argc > 1 ? no_args("apply FILE", argc - 1, argv + 1) : 0;
+	if (err)
+		return err;
+	f = fopen(file, "re");
+	if (!f) {
+		err = -errno;
+		p_err("cannot read %s: %s", file, strerror(errno));
+		return err;
+	}
+	err = conf_parse(f, file, &new, msg, sizeof(msg));
+	fclose(f);
+	if (err) {
+		p_err("%s", msg);
+		return err;
+	}
+	new.has_max_inflight = true;	/* absent: 0, the kernel default */
+	req.max_inflight = new.max_inflight;
+	err = ns_resolve(&ns, true);
+	if (!err)
+		err = running_conf(&ns, &old);
+	if (err)
+		goto out;
+	if (dry_run) {
+		print_diff(&old, &new, "would apply", file, &ns);
+		goto out;
+	}
+	req.obj = object_open(NULL);
+	err = req.obj ? ops_attach(&ns, &req) : -EINVAL;
+	bpf_object__close(req.obj);
+	if (!err) {
+		if (note[0])
+			fprintf(stderr, "note: %s\n", note);
+		print_diff(&old, &new, "applied", file, &ns);
+	}
+out:
+	conf_free(&old);
+	conf_free(&new);
+	return err;
+}
+
+/**
+ * do_dump() - "dump": the policy in force as ksmbd-sched.conf text
+ * @argc: must be 0.
+ * @argv: unused.
+ *
+ * With -j: {"config": TEXT}.  "apply" takes the text back unchanged.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int do_dump(int argc, char **argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct conf c;
+	struct ns_ctx ns;
+	FILE *f;
+	int err;
+
+	err = no_args("dump", argc, argv);
+	if (!err)
+		err = ns_resolve(&ns, true);
+	if (!err)
+		err = running_conf(&ns, &c);
+	if (err)
+		return err;
+	if (!json_output) {
+		conf_write(stdout, &c);
+	} else if ((f = open_memstream(&buf, &len))) {
+		conf_write(f, &c);
+		fclose(f);
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "config", buf);
+		jsonw_end_object(json_wtr);
+		free(buf);
+	}
+	conf_free(&c);
+	return 0;
+}

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * conf.c - the policy of a netns as ksmbd-sched.conf(5) text: parsed,
+ * written and compared
+ *
+ * The syntax is ksmbd.conf's (smb.conf's): "[section]" headers, then
+ * "key = value" lines; a line starting with '#' or ';' is a comment; a
+ * key is the same whatever its case, spaces, '-' or '_' ("splice min",
+ * "splice-min" and "SpliceMin" are one key).  Sections:
+ *
+ *   [global]      max inflight = N          (0-4096, 0: kernel default)
+ *   [class ID]    weight = W                (1-255, default 1)
+ *                 per peer = yes|no         (default no)
+ *                 splice min = N|off        (policy; bytes, K, M)
+ *                 unbound min = N|off
+ *                 prefix = CIDR [weight W] [per-peer]   (repeatable)
+ *
+ * A prefix takes its class's weight and per peer unless its own words
+ * say otherwise; a class with splice min or unbound min gets a policy
+ * entry (the other threshold at its default).  The whole text is read
+ * before anything is returned, and the first error names the file, the
+ * line and the field.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <linux/ksmbd_sched.h>
+
+#include "cidr.h"
+#include "classword.h"
+#include "conf.h"
+#include "policyspec.h"
+
+/* A prefix line, kept until the whole file is read. */
+struct pending {
+	struct smb_prefix_key key;
+	unsigned int line;
+	unsigned int section;	/* index into parser.sections */
+	struct class_spec own;	/* id unused; weight 0: the class's */
+};
+
+/* A [class ID] section. */
+struct section {
+	unsigned int id, line;
+	unsigned int weight;	/* 0: not given */
+	int per_peer;		/* -1: not given */
+	unsigned int has_policy;	/* 1: splice min, 2: unbound min */
+	struct smb_policy p;
+};
+
+struct parser {
+	const char *file;
+	unsigned int line;
+	char *err;
+	size_t errlen;
+	bool in_global, seen_global;
+	struct section *sections;
+	unsigned int nsections;
+	struct pending *pending;
+	unsigned int npending;
+};
+
+static int perr(struct parser *ps, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr(struct parser *ps, const char *field, const char *fmt, ...)
+{
+	char msg[CONF_ERRLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return parse_error(ps->err, ps->errlen, "%s:%u: %s: %s", ps->file,
+			   ps->line, field, msg);
+}
+
+/* Lower case, without spaces, '-' and '_': the key's identity. */
+static void normalize(const char *s, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; n-- && *s; s++)
+		if (!isspace((unsigned char)*s) && *s != '-' && *s != '_' &&
+		    o + 1 < len)
+			out[o++] = tolower((unsigned char)*s);
+	out[o] = '\0';
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "1" };
+	static const char *const no[] = { "no", "false", "0" };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		if (!strcasecmp(v, yes[i]) || !strcasecmp(v, no[i])) {
+			*out = !strcasecmp(v, yes[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int section_header(struct parser *ps, char *s)
+{
+	char name[32], *end = strchr(s, ']');
+	struct section *sec;
+	unsigned long id;
+	unsigned int i;
+
+	if (!end || end[1])
+		return perr(ps, "section", "'%.40s': expected [global] or [class ID]",
+			    s);
+	normalize(s + 1, end - s - 1, name, sizeof(name));
+	ps->in_global = !strcmp(name, "global");
+	if (ps->in_global) {
+		if (ps->seen_global)
+			return perr(ps, "section", "[global] given twice");
+		ps->seen_global = true;
+		return 0;
+	}
+	if (strncmp(name, "class", 5) ||
+	    parse_uint(name + 5, CLASS_ID_MAX, &id))
+		return perr(ps, "section",
+			    "'%.40s': expected [global] or [class ID], ID a decimal 0-65535",
+			    s);
+	for (i = 0; i < ps->nsections; i++)
+		if (ps->sections[i].id == id)
+			return perr(ps, "section",
+				    "[class %lu] given twice (first at line %u)",
+				    id, ps->sections[i].line);
+	sec = realloc(ps->sections, (ps->nsections + 1) * sizeof(*sec));
+	if (!sec)
+		return perr(ps, "section", "out of memory");
+	ps->sections = sec;
+	sec += ps->nsections++;
+	*sec = (struct section){ .id = id, .line = ps->line, .per_peer = -1,
+		.p = { SMB_POLICY_SPLICE_MIN_DEFAULT,
+		       SMB_POLICY_UNBOUND_MIN_DEFAULT } };
+	return 0;
+}
+
+static int prefix_line(struct parser *ps, char *v)
+{
+	char msg[CIDR_ERRLEN], *words[8], *save = NULL, *w;
+	struct pending *p;
+	int n = 1;
+
+	p = realloc(ps->pending, (ps->npending + 1) * sizeof(*p));
+	if (!p)
+		return perr(ps, "prefix", "out of memory");
+	ps->pending = p;
+	p += ps->npending;
+	words[0] = "0";
+	w = strtok_r(v, " \t", &save);
+	if (cidr_parse(w, &p->key, msg, sizeof(msg)))
+		return perr(ps, "prefix", "%s", msg);
+	while ((w = strtok_r(NULL, " \t", &save)) && n < 8)
+		words[n++] = w;
+	if (w)
+		return perr(ps, "prefix", "too many words");
+	if (class_spec_parse(n, words, &p->own, msg, sizeof(msg)))
+		return perr(ps, "prefix", "%s", msg);
+	while (--n > 0 && !word_abbrev(words[n], "weight"))
+		;
+	if (!n)
+		p->own.weight = 0;	/* not given: the class's */
+	p->line = ps->line;
+	p->section = ps->nsections - 1;
+	ps->npending++;
+	return 0;
+}
+
+static int class_field(struct parser *ps, const char *key, char *v)
+{
+	struct section *sec = &ps->sections[ps->nsections - 1];
+	char msg[POLICYSPEC_ERRLEN];
+	unsigned long w;
+	bool b;
+
+	if (!strcmp(key, "prefix"))
+		return prefix_line(ps, v);
+	if (!strcmp(key, "weight")) {
+		if (sec->weight)
+			return perr(ps, "weight", "given twice");
+		if (parse_uint(v, CLASS_WEIGHT_MAX, &w) || w < CLASS_WEIGHT_MIN)
+			return perr(ps, "weight", "'%.40s': must be a decimal 1-255",
+				    v);
+		sec->weight = w;
+	} else if (!strcmp(key, "perpeer")) {
+		if (sec->per_peer >= 0)
+			return perr(ps, "per peer", "given twice");
+		if (parse_bool(v, &b))
+			return perr(ps, "per peer", "'%.40s': must be yes or no",
+				    v);
+		sec->per_peer = b;
+	} else if (!strcmp(key, "splicemin") || !strcmp(key, "unboundmin")) {
+		bool splice = key[0] == 's';
+		struct policy_args pa;
+		char *argv[] = { "0", splice ? "splice-min" : "unbound-min",
+				 v };
+
+		if (policy_args_parse(3, argv, &pa, msg, sizeof(msg)))
+			return perr(ps, splice ? "splice min" : "unbound min",
+				    "%s", msg);
+		if ((splice && sec->has_policy & 1) ||
+		    (!splice && sec->has_policy & 2))
+			return perr(ps, splice ? "splice min" : "unbound min",
+				    "given twice");
+		sec->has_policy |= splice ? 1 : 2;
+		policy_apply(&pa, &sec->p);
+	} else {
+		return perr(ps, key, "unknown field of [class %u] (weight, per peer, splice min, unbound min, prefix)",
+			    sec->id);
+	}
+	return 0;
+}
+
+static int line_parse(struct parser *ps, char *s, bool *max_given,
+		      uint32_t *max)
+{
+	char key[32], msg[POLICYSPEC_ERRLEN], *eq;
+
+	s = trim(s);
+	if (!*s || *s == '#' || *s == ';')
+		return 0;
+	if (*s == '[')
+		return section_header(ps, s);
+	eq = strchr(s, '=');
+	if (!eq)
+		return perr(ps, "line", "'%.40s': expected [section] or key = value",
+			    s);
+	normalize(s, eq - s, key, sizeof(key));
+	s = trim(eq + 1);
+	if (!*key)
+		return perr(ps, "line", "missing key before '='");
+	if (!ps->in_global && !ps->nsections)
+		return perr(ps, key, "outside a section ([global] or [class ID])");
+	if (!ps->in_global)
+		return class_field(ps, key, s);
+	if (strcmp(key, "maxinflight"))
+		return perr(ps, key, "unknown field of [global] (max inflight)");
+	if (*max_given)
+		return perr(ps, "max inflight", "given twice");
+	if (parse_max_inflight(s, max, msg, sizeof(msg)))
+		return perr(ps, "max inflight", "%s", msg);
+	*max_given = true;
+	return 0;
+}
+
+static int pending_cmp(const void *a, const void *b)
+{
+	return cidr_cmp(&((const struct pending *)a)->key,
+			&((const struct pending *)b)->key);
+}
+
+/** conf_prefix_cmp() - qsort() order of struct conf_prefix: cidr_cmp() */
+int conf_prefix_cmp(const void *a, const void *b)
+{
+	return cidr_cmp(&((const struct conf_prefix *)a)->key,
+			&((const struct conf_prefix *)b)->key);
+}
+
+/** conf_policy_cmp() - qsort() order of struct conf_policy: by class */
+int conf_policy_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct conf_policy *)a)->id;
+	uint32_t y = ((const struct conf_policy *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The entries of the parsed sections.  Return: 0 or -EINVAL/-ENOMEM. */
+static int build(struct parser *ps, struct conf *c)
+{
+	struct section *sec;
+	struct pending *p;
+	struct class_spec cs;
+	unsigned int i;
+	char cidr[CIDR_STRLEN];
+
+	qsort(ps->pending, ps->npending, sizeof(*ps->pending), pending_cmp);
+	for (i = 1; i < ps->npending; i++) {
+		if (pending_cmp(&ps->pending[i - 1], &ps->pending[i]))
+			continue;
+		ps->line = ps->pending[i - 1].line > ps->pending[i].line ?
+			   ps->pending[i - 1].line : ps->pending[i].line;
+		cidr_format(&ps->pending[i].key, cidr, sizeof(cidr));
+		return perr(ps, "prefix", "%s given twice (lines %u and %u)",
+			    cidr, ps->pending[i - 1].line,
+			    ps->pending[i].line);
+	}
+	c->prefixes = calloc(ps->npending + 1, sizeof(*c->prefixes));
+	c->policies = calloc(ps->nsections + 1, sizeof(*c->policies));
+	if (!c->prefixes || !c->policies)
+		return -ENOMEM;
+	for (i = 0; i < ps->npending; i++) {
+		p = &ps->pending[i];
+		sec = &ps->sections[p->section];
+		cs.id = sec->id;
+		cs.weight = p->own.weight ?: sec->weight ?: 1;
+		cs.per_peer = p->own.per_peer || sec->per_peer > 0;
+		c->prefixes[i].key = p->key;
+		c->prefixes[i].word = class_word_encode(&cs);
+	}
+	c->nprefixes = ps->npending;
+	for (i = 0; i < ps->nsections; i++) {
+		if (!ps->sections[i].has_policy)
+			continue;
+		c->policies[c->npolicies].id = ps->sections[i].id;
+		c->policies[c->npolicies++].p = ps->sections[i].p;
+	}
+	conf_sort(c);
+	return 0;
+}
+
+/**
+ * conf_parse() - read a whole ksmbd-sched.conf
+ * @f:      the open file.
+ * @file:   its name, for messages.
+ * @c:      output; on error it holds nothing to free.
+ * @err:    on failure, "FILE:LINE: FIELD: what is wrong".
+ * @errlen: size of @err (CONF_ERRLEN is enough).
+ *
+ * Return: 0, -EINVAL for an error in the text, -ENOMEM.
+ */
+int conf_parse(FILE *f, const char *file, struct conf *c, char *err,
+	       size_t errlen)
+{
+	struct parser ps = { .file = file, .err = err, .errlen = errlen };
+	char *line = NULL;
+	size_t cap = 0;
+	int r = 0;
+
+	memset(c, 0, sizeof(*c));
+	while (!r && getline(&line, &cap, f) >= 0) {
+		ps.line++;
+		r = line_parse(&ps, line, &c->has_max_inflight,
+			       &c->max_inflight);
+	}
+	if (!r && ferror(f))
+		r = perr(&ps, "file", "read error");
+	if (!r)
+		r = build(&ps, c);
+	if (r == -ENOMEM)
+		parse_error(err, errlen, "%s: out of memory", file);
+	if (r)
+		conf_free(c);
+	free(line);
+	free(ps.sections);
+	free(ps.pending);
+	return r;
+}
+
+/** conf_sort() - put the entries of @c in their order (see struct conf) */
+void conf_sort(struct conf *c)
+{
+	if (c->nprefixes)
+		qsort(c->prefixes, c->nprefixes, sizeof(*c->prefixes),
+		      conf_prefix_cmp);
+	if (c->npolicies)
+		qsort(c->policies, c->npolicies, sizeof(*c->policies),
+		      conf_policy_cmp);
+}
+
+/** conf_free() - free the entries of @c; it is empty afterwards */
+void conf_free(struct conf *c)
+{
+	free(c->prefixes);
+	free(c->policies);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Prefix indices by class id, then prefix order. */
+static const struct conf *sort_conf;
+
+static int by_class_cmp(const void *a, const void *b)
+{
+	const struct conf_prefix *x = &sort_conf->prefixes[*(const unsigned int *)a];
+	const struct conf_prefix *y = &sort_conf->prefixes[*(const unsigned int *)b];
+	unsigned int cx = KSMBD_SCHED_CLASS_ID_OF(x->word);
+	unsigned int cy = KSMBD_SCHED_CLASS_ID_OF(y->word);
+
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
+	return cidr_cmp(&x->key, &y->key);
+}
+
+static void write_class(FILE *out, const struct conf *c, unsigned int id,
+			const unsigned int *idx, unsigned int n,
+			const struct conf_policy *pol)
+{
+	char cidr[CIDR_STRLEN], sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
+	struct class_spec cs, first = { .weight = 1 };
+	bool all_per_peer = n > 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		class_word_decode(c->prefixes[idx[i]].word, &cs);
+		if (!i)
+			first = cs;
+		all_per_peer &= cs.per_peer;
+	}
+	fprintf(out, "\n[class %u]\n", id);
+	if (n && first.weight != 1)
+		fprintf(out, "\tweight = %u\n", first.weight);
+	if (all_per_peer)
+		fprintf(out, "\tper peer = yes\n");
+	if (pol) {
+		format_policy_bytes(pol->p.splice_min, sp, sizeof(sp));
+		format_policy_bytes(pol->p.unbound_min, ub, sizeof(ub));
+		fprintf(out, "\tsplice min = %s\n\tunbound min = %s\n", sp,
+			ub);
+	}
+	for (i = 0; i < n; i++) {
+		class_word_decode(c->prefixes[idx[i]].word, &cs);
+		cidr_format(&c->prefixes[idx[i]].key, cidr, sizeof(cidr));
+		fprintf(out, "\tprefix = %s", cidr);
+		if (cs.weight != first.weight)
+			fprintf(out, " weight %u", cs.weight);
+		if (cs.per_peer && !all_per_peer)
+			fprintf(out, " per-peer");
+		fputc('\n', out);
+	}
+}
+
+/**
+ * conf_write() - @c as ksmbd-sched.conf text that conf_parse() reads back
+ * @out: stream.
+ * @c:   a policy with sorted entries.
+ *
+ * Classes in id order, each with the weight of its first prefix and per
+ * peer when all its prefixes have it; a prefix that differs says so in
+ * its own words.  The same policy always gives the same text.
+ */
+void conf_write(FILE *out, const struct conf *c)
+{
+	unsigned int *idx, i = 0, j = 0, k, id;
+
+	fprintf(out, "# ksmbd-sched.conf(5), as written by smb-classify dump\n");
+	if (c->has_max_inflight)
+		fprintf(out, "\n[global]\n\tmax inflight = %u\n",
+			c->max_inflight);
+	idx = calloc(c->nprefixes + 1, sizeof(*idx));
+	if (!idx)
+		return;
+	for (k = 0; k < c->nprefixes; k++)
+		idx[k] = k;
+	sort_conf = c;
+	qsort(idx, c->nprefixes, sizeof(*idx), by_class_cmp);
+	while (i < c->nprefixes || j < c->npolicies) {
+		id = i < c->nprefixes ?
+		     KSMBD_SCHED_CLASS_ID_OF(c->prefixes[idx[i]].word) :
+		     UINT32_MAX;
+		if (j < c->npolicies && c->policies[j].id < id)
+			id = c->policies[j].id;
+		for (k = i; k < c->nprefixes &&
+		     KSMBD_SCHED_CLASS_ID_OF(c->prefixes[idx[k]].word) == id;
+		     k++)
+			;
+		write_class(out, c, id, idx + i, k - i,
+			    j < c->npolicies && c->policies[j].id == id ?
+			    &c->policies[j] : NULL);
+		if (j < c->npolicies && c->policies[j].id == id)
+			j++;
+		i = k;
+	}
+	free(idx);
+}
+
+static void prefix_text(const struct conf_prefix *p, char *buf, size_t len)
+{
+	char cidr[CIDR_STRLEN];
+	struct class_spec cs;
+
+	class_word_decode(p->word, &cs);
+	cidr_format(&p->key, cidr, sizeof(cidr));
+	snprintf(buf, len, "prefix %s class %u weight %u%s", cidr, cs.id,
+		 cs.weight, cs.per_peer ? " per-peer" : "");
+}
+
+static void policy_text(const struct conf_policy *p, char *buf, size_t len)
+{
+	char sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
+
+	format_policy_bytes(p->p.splice_min, sp, sizeof(sp));
+	format_policy_bytes(p->p.unbound_min, ub, sizeof(ub));
+	snprintf(buf, len, "policy %u splice-min %s unbound-min %s", p->id, sp,
+		 ub);
+}
+
+/* "prefix CIDR class ..." without "prefix CIDR ". */
+static const char *after_two_words(const char *s)
+{
+	s += strcspn(s, " ");
+	s += strspn(s, " ");
+	s += strcspn(s, " ");
+	return s + strspn(s, " ");
+}
+
+/*
+ * One sorted merge: "- old", "+ new", or "~ old -> new" when the same
+ * key has another value.  @at(i) is entry i, @cmp orders keys, @text
+ * writes an entry.
+ */
+static unsigned int diff_entries(FILE *out, const void *a, unsigned int na,
+				 const void *b, unsigned int nb, size_t esz,
+				 size_t ksz, int (*cmp)(const void *, const void *),
+				 void (*text)(const void *, char *, size_t))
+{
+	char ta[128], tb[128];
+	unsigned int i = 0, j = 0, n = 0;
+	const char *x, *y;
+	int r;
+
+	while (i < na || j < nb) {
+		x = (const char *)a + i * esz;
+		y = (const char *)b + j * esz;
+		r = i == na ? 1 : j == nb ? -1 : cmp(x, y);
+		if (r < 0) {
+			text(x, ta, sizeof(ta));
+			fprintf(out, "- %s\n", ta);
+			i++, n++;
+		} else if (r > 0) {
+			text(y, tb, sizeof(tb));
+			fprintf(out, "+ %s\n", tb);
+			j++, n++;
+		} else {
+			if (memcmp(x + ksz, y + ksz, esz - ksz)) {
+				text(x, ta, sizeof(ta));
+				text(y, tb, sizeof(tb));
+				fprintf(out, "~ %s -> %s\n", ta,
+					after_two_words(tb));
+				n++;
+			}
+			i++, j++;
+		}
+	}
+	return n;
+}
+
+/**
+ * conf_diff() - what changes from @old to @new, one line a change
+ * @out: stream.
+ * @old: the running policy (sorted).
+ * @new: the policy to apply (sorted).
+ *
+ * "~ max-inflight 8 -> 4", "+ prefix CIDR class N weight W [per-peer]",
+ * "- policy N splice-min X unbound-min Y", "~ prefix CIDR class ... ->
+ * class ...".
+ *
+ * Return: the number of changes.
+ */
+unsigned int conf_diff(FILE *out, const struct conf *old,
+		       const struct conf *new)
+{
+	unsigned int n = 0;
+
+	if (new->has_max_inflight && (!old->has_max_inflight ||
+				      old->max_inflight != new->max_inflight)) {
+		if (old->has_max_inflight)
+			fprintf(out, "~ max-inflight %u -> %u\n",
+				old->max_inflight, new->max_inflight);
+		else
+			fprintf(out, "+ max-inflight %u (load)\n",
+				new->max_inflight);
+		n++;
+	}
+	n += diff_entries(out, old->prefixes, old->nprefixes, new->prefixes,
+			  new->nprefixes, sizeof(struct conf_prefix),
+			  sizeof(struct smb_prefix_key), conf_prefix_cmp,
+			  (void (*)(const void *, char *, size_t))prefix_text);
+	n += diff_entries(out, old->policies, old->npolicies, new->policies,
+			  new->npolicies, sizeof(struct conf_policy),
+			  sizeof(uint32_t), conf_policy_cmp,
+			  (void (*)(const void *, char *, size_t))policy_text);
+	return n;
+}

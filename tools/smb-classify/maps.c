@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * maps.c - the kernel state and the pinned maps of a netns: the link and
+ * /proc/net/ksmbd_sched checked against each other, the prefixes and
+ * policy maps opened, created, counted and read whole
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "cidr.h"
+#include "main.h"
+#include "smb_classify.h"
+
+/**
+ * ksched_read() - read /proc/net/ksmbd_sched of the current netns
+ * @st: output; unknown keys are ignored.  Its class lines are allocated:
+ *      ksched_free() them (a failed read leaves nothing to free).
+ *
+ * Return: 0, or -ENOENT when the kernel lacks ksmbd BPF scheduling (both
+ * reported), or another negative errno, reported.
+ */
+int ksched_read(struct ksched_state *st)
+{
+	FILE *f;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->name, sizeof(st->name), "-");
+	f = fopen(KSCHED_PROC, "re");
+	if (!f) {
+		err = -errno;
+		if (err == -ENOENT)
+			p_err("this kernel has no ksmbd BPF scheduling (no /proc/net/ksmbd_sched: ksmbd missing or built without it)");
+		else
+			p_err("cannot read %s: %s", KSCHED_PROC,
+			      strerror(errno));
+		return err;
+	}
+	err = ksched_parse(f, st);
+	fclose(f);
+	if (err)
+		p_err("cannot parse %s: %s", KSCHED_PROC,
+		      err == -EINVAL ? "malformed class line" :
+		      strerror(-err));
+	return err;
+}
+
+/**
+ * link_check() - open the pinned link and check it against the kernel
+ * @ns:      from ns_resolve(), live, locked.
+ * @st:      kernel state of the netns.
+ * @link_fd: output: the link's fd, or -1 when none is pinned or it is stale.
+ * @link_id: output: its id (also of a stale one), 0 when none is pinned.
+ * @stale:   output: a link was pinned but is not the one the kernel has
+ *           attached in this netns (detached, or a pin of an earlier netns
+ *           with the same inode number).  The caller removes the pins.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int link_check(struct ns_ctx *ns, const struct ksched_state *st,
+	       int *link_fd, uint32_t *link_id, bool *stale)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err;
+
+	*link_fd = -1;
+	*link_id = 0;
+	*stale = false;
+	ns_pin_path(ns, "link", path);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		if (fd == -ENOENT)
+			return 0;
+		p_err("cannot open pinned link %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	err = bpf_link_get_info_by_fd(fd, &info, &len);
+	if (err) {
+		p_err("cannot get info of pinned link %s: %s", path,
+		      strerror(-err));
+		close(fd);
+		return err;
+	}
+	*link_id = info.id;
+	if (info.type != BPF_LINK_TYPE_STRUCT_OPS || !info.struct_ops.map_id ||
+	    !st->attached || st->link_id != info.id) {
+		*stale = true;
+		close(fd);
+		return 0;
+	}
+	*link_fd = fd;
+	return 0;
+}
+
+/*
+ * Open the pinned map @name of the netns, checking its type and sizes, or
+ * (with @create) create and pin an empty one.  *@map_fd is -1 when there
+ * is none and !@create.  Return: 0 or a negative errno, reported.
+ */
+static int pinned_map_open(struct ns_ctx *ns, const char *name,
+			   enum bpf_map_type type, __u32 key_size,
+			   __u32 value_size, __u32 max_entries, bool create,
+			   int *map_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = BPF_F_NO_PREALLOC);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err;
+
+	*map_fd = -1;
+	ns_pin_path(ns, name, path);
+	fd = bpf_obj_get(path);
+	if (fd == -ENOENT) {
+		if (!create)
+			return 0;
+		fd = bpf_map_create(type, name, key_size, value_size,
+				    max_entries, &opts);
+		if (fd < 0) {
+			p_err("cannot create the %s map: %s", name,
+			      strerror(-fd));
+			return fd;
+		}
+		err = bpf_obj_pin(fd, path);
+		if (err) {
+			p_err("cannot pin the %s map at %s: %s", name, path,
+			      strerror(-err));
+			close(fd);
+			return err;
+		}
+		*map_fd = fd;
+		return 0;
+	}
+	if (fd < 0) {
+		p_err("cannot open pinned map %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	err = bpf_map_get_info_by_fd(fd, &info, &len);
+	if (err) {
+		p_err("cannot get info of pinned map %s: %s", path,
+		      strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (info.type != type || info.key_size != key_size ||
+	    info.value_size != value_size) {
+		p_err("pinned map %s is not a %s map (type %u, key %u, value %u bytes)",
+		      path, name, info.type, info.key_size, info.value_size);
+		close(fd);
+		return -EINVAL;
+	}
+	*map_fd = fd;
+	return 0;
+}
+
+/**
+ * prefixes_open() - open the pinned prefixes map of the netns
+ * @ns:     from ns_resolve(), locked.
+ * @create: create and pin an empty one when none is pinned.
+ * @map_fd: output, -1 when there is none and !@create.
+ *
+ * Checks that the pinned map is an LPM trie with our key and value sizes.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd)
+{
+	return pinned_map_open(ns, SMB_PREFIXES_MAP_NAME,
+			       BPF_MAP_TYPE_LPM_TRIE,
+			       sizeof(struct smb_prefix_key), sizeof(__u32),
+			       SMB_PREFIXES_MAX, create, map_fd);
+}
+
+/**
+ * policy_open() - open the pinned policy map of the netns
+ * @ns:     from ns_resolve(), locked.
+ * @create: create and pin an empty one when none is pinned.
+ * @map_fd: output, -1 when there is none and !@create.
+ *
+ * Checks that the pinned map is a hash of __u32 to struct smb_policy.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int policy_open(struct ns_ctx *ns, bool create, int *map_fd)
+{
+	return pinned_map_open(ns, SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
+			       sizeof(__u32), sizeof(struct smb_policy),
+			       SMB_POLICY_MAX, create, map_fd);
+}
+
+/**
+ * map_count() - number of keys in a map
+ * @map_fd:   the map.
+ * @key_size: its key size, at most 64.
+ * @count:    output.
+ *
+ * Return: 0 or a negative errno (not reported).
+ */
+int map_count(int map_fd, unsigned int key_size, unsigned int *count)
+{
+	unsigned char key[64], next[64];
+	void *prev = NULL;
+	int err;
+
+	*count = 0;
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	while (!(err = bpf_map_get_next_key(map_fd, prev, next))) {
+		memcpy(key, next, key_size);
+		prev = key;
+		(*count)++;
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
+/**
+ * map_read_entries() - every entry of a map, as an array of records
+ * @map_fd: the map
+ * @what:   its name, for the error message
+ * @esz:    size of a record; the key is at offset 0, the value at @voff
+ * @ksz:    size of a key
+ * @voff:   offset of the value in a record
+ * @cmp:    qsort() order of the records
+ * @out:    the records (malloc'ed, or NULL when there are none)
+ * @count:  how many
+ *
+ * Entries deleted while the map is walked are skipped.  Errors are
+ * reported with p_err().
+ *
+ * Return: 0, or a negative errno.
+ */
+static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz,
+		     size_t voff, int (*cmp)(const void *, const void *),
+		     void **out, unsigned int *count)
+{
+	unsigned char key[64], next[64];
+	unsigned int n = 0, cap = 0;
+	char *e = NULL, *tmp;
+	void *prev = NULL;
+	int err;
+
+	if (ksz > sizeof(key))
+		return -EINVAL;
+	while (!(err = bpf_map_get_next_key(map_fd, prev, next))) {
+		memcpy(key, next, ksz);
+		prev = key;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			tmp = realloc(e, cap * esz);
+			if (!tmp) {
+				free(e);
+				p_err("out of memory");
+				return -ENOMEM;
+			}
+			e = tmp;
+		}
+		memcpy(e + n * esz, key, ksz);
+		err = bpf_map_lookup_elem(map_fd, key, e + n * esz + voff);
+		if (err == -ENOENT)	/* deleted meanwhile */
+			continue;
+		if (err)
+			break;
+		n++;
+	}
+	if (err != -ENOENT) {
+		p_err("cannot read the %s map: %s", what, strerror(-err));
+		free(e);
+		return err;
+	}
+	if (n)
+		qsort(e, n, esz, cmp);
+	*out = e;
+	*count = n;
+	return 0;
+}
+
+/**
+ * prefixes_read() - every entry of a prefixes map, in prefix order
+ * @map_fd: the map.
+ * @out:    the entries (malloc'ed, NULL when none).
+ * @n:      how many.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n)
+{
+	return map_read_entries(map_fd, "prefixes", sizeof(**out),
+				sizeof((*out)->key),
+				offsetof(struct conf_prefix, word), conf_prefix_cmp,
+				(void **)out, n);
+}
+
+/**
+ * policy_read() - every entry of a policy map, in class order
+ * @map_fd: the map.
+ * @out:    the entries (malloc'ed, NULL when none).
+ * @n:      how many.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int policy_read(int map_fd, struct conf_policy **out, unsigned int *n)
+{
+	return map_read_entries(map_fd, "policy", sizeof(**out),
+				sizeof((*out)->id),
+				offsetof(struct conf_policy, p), conf_policy_cmp,
+				(void **)out, n);
+}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * procnet.c - the text of /proc/net/ksmbd_sched and ksmbd_sched_clients,
+ * parsed: the one place that reads the kernel's formats (the VM tests
+ * read them through "smb-classify -j status" and "clients -j")
+ *
+ * The kernel writes "key: value" lines (attached, name, link_id, serves,
+ * netns_ino, conns_classified, ...) and, while a program is attached,
+ * the dispatcher's state (max_inflight, inflight, queued, clients,
+ * alloc_fail) and one line per class:
+ *
+ *   class: ID dispatched N bypassed N bytes N wait_ns N hist H0,H1,...
+ *
+ * Unknown keys, and lines that do not parse (a class line of another
+ * shape), are skipped and counted, so a kernel that adds lines still
+ * parses.  ksmbd_sched_clients has one line per dispatcher client:
+ *
+ *   client id=N class=N weight=N peer=ADDR|- conns=N queued=N inflight=N
+ *          dispatched=N bytes=N [more key=value words]
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procnet.h"
+
+/* Strict unsigned decimal at *@p, advancing it; no sign, no spaces. */
+static int get_u64(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (x > (UINT64_MAX - (*s - '0')) / 10)
+			return -ERANGE;
+		x = x * 10 + (*s - '0');
+	}
+	*v = x;
+	*p = s;
+	return 0;
+}
+
+/* Expect the literal @word at *@p, advancing past it. */
+static int get_word(const char **p, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (strncmp(*p, word, n))
+		return -EINVAL;
+	*p += n;
+	return 0;
+}
+
+/**
+ * ksched_parse_class() - parse one "class: ..." line
+ * @line: the line, with or without its newline.
+ * @c:    output, set only on success.  A histogram of up to
+ *        KSCHED_HIST_MAX buckets is accepted (@nhist says how many).
+ *
+ * Return: 0 or -EINVAL.
+ */
+int ksched_parse_class(const char *line, struct ksched_class *c)
+{
+	static const char *const keys[] = {
+		" dispatched ", " bypassed ", " bytes ", " wait_ns ",
+	};
+	struct ksched_class k = { 0 };
+	uint64_t *vals[] = { &k.dispatched, &k.bypassed, &k.bytes,
+			     &k.wait_ns };
+	const char *p = line;
+	uint64_t id;
+	unsigned int i;
+
+	if (get_word(&p, "class: ") || get_u64(&p, &id) || id > 0xffff)
+		return -EINVAL;
+	k.id = id;
+	for (i = 0; i < 4; i++)
+		if (get_word(&p, keys[i]) || get_u64(&p, vals[i]))
+			return -EINVAL;
+	if (get_word(&p, " hist "))
+		return -EINVAL;
+	for (;;) {
+		if (k.nhist == KSCHED_HIST_MAX ||
+		    get_u64(&p, &k.hist[k.nhist]))
+			return -EINVAL;
+		k.nhist++;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	if (*p == '\n')
+		p++;
+	if (*p)
+		return -EINVAL;
+	*c = k;
+	return 0;
+}
+
+/* Keys of struct ksched_state, by name. */
+#define KEY(k, f)	{ k, offsetof(struct ksched_state, f), \
+			  sizeof(((struct ksched_state *)0)->f) }
+static const struct {
+	const char *key;
+	size_t off, size;
+} state_keys[] = {
+	KEY("attached", attached), KEY("link_id", link_id),
+	KEY("serves", serves), KEY("conns_classified", conns_classified),
+	KEY("reqs_classified", reqs_classified),
+	KEY("class_clamped", class_clamped),
+	KEY("verdict_clamped", verdict_clamped),
+	KEY("max_inflight", max_inflight), KEY("inflight", inflight),
+	KEY("queued", queued), KEY("clients", clients),
+	KEY("alloc_fail", alloc_fail),
+};
+
+static void set_field(struct ksched_state *st, size_t off, size_t size,
+		      uint64_t v)
+{
+	char *p = (char *)st + off;
+
+	if (size == sizeof(bool))
+		*(bool *)p = v;
+	else if (size == sizeof(uint32_t))
+		*(uint32_t *)p = v;
+	else
+		*(uint64_t *)p = v;
+}
+
+/**
+ * ksched_parse_line() - take one line of /proc/net/ksmbd_sched into @st
+ * @st:   state being filled (start from ksched_parse() or zeroed).
+ * @line: the line.
+ *
+ * A line that does not parse is counted in @st->skipped.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int ksched_parse_line(struct ksched_state *st, const char *line)
+{
+	struct ksched_kv kv, *kvs;
+	struct ksched_class c, *tmp;
+	const char *p;
+	uint64_t v;
+	size_t i;
+
+	if (!strncmp(line, "class:", 6)) {
+		if (ksched_parse_class(line, &c)) {
+			st->skipped++;
+			return 0;
+		}
+		tmp = realloc(st->classes, (st->nclasses + 1) * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		st->classes = tmp;
+		st->classes[st->nclasses++] = c;
+		return 0;
+	}
+	if (sscanf(line, "%47[a-z0-9_]: %79[^\n]", kv.key, kv.val) != 2) {
+		st->skipped++;
+		return 0;
+	}
+	kvs = realloc(st->kv, (st->nkv + 1) * sizeof(*kvs));
+	if (!kvs)
+		return -ENOMEM;
+	st->kv = kvs;
+	st->kv[st->nkv++] = kv;
+	if (!strcmp(kv.key, "name")) {
+		snprintf(st->name, sizeof(st->name), "%.31s", kv.val);
+		return 0;
+	}
+	p = kv.val;
+	for (i = 0; i < sizeof(state_keys) / sizeof(state_keys[0]); i++) {
+		if (strcmp(kv.key, state_keys[i].key))
+			continue;
+		if (get_u64(&p, &v) || *p)
+			st->skipped++;
+		else
+			set_field(st, state_keys[i].off, state_keys[i].size, v);
+		if (!strcmp(kv.key, "max_inflight"))
+			st->has_disp = true;
+	}
+	return 0;
+}
+
+/**
+ * ksched_parse() - parse the whole of /proc/net/ksmbd_sched
+ * @f:  the open file.
+ * @st: output; its old contents are not freed (see ksched_free()).
+ *
+ * Return: 0 or -ENOMEM; on error @st holds nothing to free.
+ */
+int ksched_parse(FILE *f, struct ksched_state *st)
+{
+	char line[1024];
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->name, sizeof(st->name), "-");
+	while (fgets(line, sizeof(line), f)) {
+		err = ksched_parse_line(st, line);
+		if (err) {
+			ksched_free(st);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/** ksched_free() - free the lines of @st; it stays usable */
+void ksched_free(struct ksched_state *st)
+{
+	free(st->classes);
+	free(st->kv);
+	st->classes = NULL;
+	st->kv = NULL;
+	st->nclasses = st->nkv = 0;
+}
+
+/**
+ * ksched_parse_client() - parse one "client ..." line
+ * @line: the line, with or without its newline.
+ * @c:    output, set only on success.  Words "key=value" in any order;
+ *        keys not known here are skipped; a known one missing stays 0.
+ *
+ * Return: 0, or -EINVAL when it is not a client line or a known value
+ * does not parse.
+ */
+int ksched_parse_client(const char *line, struct ksched_client *c)
+{
+#define CKEY(k, f, m)	{ k "=", offsetof(struct ksched_client, f), \
+			  sizeof(((struct ksched_client *)0)->f), m }
+	static const struct {
+		const char *key;
+		size_t off, size;
+		uint64_t max;
+	} keys[] = {
+		CKEY("id", id, UINT32_MAX), CKEY("class", class_id, 0xffff),
+		CKEY("weight", weight, 255), CKEY("conns", conns, UINT64_MAX),
+		CKEY("queued", queued, UINT64_MAX),
+		CKEY("inflight", inflight, UINT64_MAX),
+		CKEY("dispatched", dispatched, UINT64_MAX),
+		CKEY("bytes", bytes, UINT64_MAX),
+	};
+	struct ksched_client k = { .peer = "-" };
+	const char *p = line, *w;
+	size_t i, n, kn;
+	uint64_t v;
+	char *f;
+
+	if (get_word(&p, "client "))
+		return -EINVAL;
+	while (*p && *p != '\n') {
+		while (*p == ' ')
+			p++;
+		w = p;
+		n = strcspn(p, " \n");
+		p += n;
+		if (!strncmp(w, "peer=", 5)) {
+			if (n == 5 || n - 5 >= sizeof(k.peer))
+				return -EINVAL;
+			memcpy(k.peer, w + 5, n - 5);
+			k.peer[n - 5] = '\0';
+			continue;
+		}
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			kn = strlen(keys[i].key);
+			if (!strncmp(w, keys[i].key, kn))
+				break;
+		}
+		if (i == sizeof(keys) / sizeof(keys[0]))
+			continue;	/* a key of a later kernel */
+		w += kn;
+		if (get_u64(&w, &v) || w != p || v > keys[i].max)
+			return -EINVAL;
+		f = (char *)&k + keys[i].off;
+		if (keys[i].size == sizeof(uint32_t))
+			*(uint32_t *)f = v;
+		else
+			*(uint64_t *)f = v;
+	}
+	*c = k;
+	return 0;
+}
+
+/**
+ * ksched_parse_clients() - parse the whole of ksmbd_sched_clients
+ * @f:   the open file.
+ * @out: the client lines (malloc'ed, NULL when none); lines that are not
+ *       client lines are skipped.
+ * @n:   how many.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ksched_parse_clients(FILE *f, struct ksched_client **out,
+			 unsigned int *n)
+{
+	struct ksched_client c, *tmp;
+	char line[512];
+
+	*out = NULL;
+	*n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (ksched_parse_client(line, &c))
+			continue;
+		tmp = realloc(*out, (*n + 1) * sizeof(*tmp));
+		if (!tmp) {
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return -ENOMEM;
+		}
+		*out = tmp;
+		(*out)[(*n)++] = c;
+	}
+	return 0;
+}
+
+/** ksched_class_mean_ns() - mean wait of a class's dispatched requests */
+uint64_t ksched_class_mean_ns(const struct ksched_class *c)
+{
+	return c->dispatched ? c->wait_ns / c->dispatched : 0;
+}
+
+/**
+ * ksched_hist_percentile() - bound on a percentile of the wait histogram
+ * @hist:     bucket i counts waits in [2^(i-1), 2^i) us, bucket 0 those
+ *            under 1 us; the last bucket is open-ended.
+ * @n:        number of buckets, 1..64.
+ * @pct:      percentile, 1..100.
+ * @bound_ns: output: the upper bound of the bucket holding the @pct-th
+ *            percentile (the smallest wait w such that at least pct% of
+ *            waits lie in buckets wholly below or at w), in ns; for the
+ *            open last bucket its lower bound instead.
+ * @open:     output: the percentile is in the open last bucket, so
+ *            @bound_ns is a lower bound (">=").
+ *
+ * The rank is ceil(count * pct / 100), the nearest-rank definition.
+ *
+ * Return: the bucket index, or -1 when the histogram is empty.
+ */
+int ksched_hist_percentile(const uint64_t *hist, unsigned int n,
+			   unsigned int pct, uint64_t *bound_ns, bool *open)
+{
+	unsigned __int128 total = 0, rank, cum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		total += hist[i];
+	if (!total || !n)
+		return -1;
+	rank = (total * pct + 99) / 100;
+	if (!rank)
+		rank = 1;
+	for (i = 0; i < n; i++) {
+		cum += hist[i];
+		if (cum >= rank)
+			break;
+	}
+	if (i == n)	/* pct > 100: the last non-empty one */
+		i = n - 1;
+	*open = i == n - 1 && n > 1;
+	if (*open)
+		*bound_ns = (1ULL << (i - 1)) * 1000ULL;
+	else
+		*bound_ns = (1ULL << i) * 1000ULL;
+	return i;
+}

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * status.c - "status" (text, JSON, OpenMetrics) and "clients"
+ *
+ * Both gather everything first (kernel state, pins, maps, the attached
+ * ops), then print it in the form asked for.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "main.h"
+#include "tracefmt.h"
+
+/**
+ * struct status - what "status" shows
+ * @ns:         the netns.
+ * @st:         its /proc/net/ksmbd_sched.
+ * @locked:     the pin directory exists (something was pinned).
+ * @stale:      the pins were stale and have been removed.
+ * @pinned:     the attached link is ours (pinned).
+ * @link_id:    id of the pinned link (also a stale one).
+ * @map_id:     its struct_ops map.
+ * @oi:         the attached ops.
+ * @nprefixes:  entries of the prefixes map, -1 when none is pinned.
+ * @npolicies:  entries of the policy map, -1 when none is pinned.
+ * @clients:    /proc/net/ksmbd_sched_clients, for per-class gauges.
+ * @nclients:   number of @clients; -1 when the file does not exist.
+ */
+struct status {
+	struct ns_ctx ns;
+	struct ksched_state st;
+	bool locked, stale, pinned;
+	uint32_t link_id, map_id;
+	struct ops_info oi;
+	long nprefixes, npolicies;
+	struct ksched_client *clients;
+	long nclients;
+};
+
+/* Entries of a pinned map, or -1 when it is not pinned. */
+static int count_pinned(struct ns_ctx *ns,
+			int (*open)(struct ns_ctx *, bool, int *),
+			unsigned int key_size, const char *what, long *n)
+{
+	unsigned int count;
+	int fd, err;
+
+	*n = -1;
+	err = open(ns, false, &fd);
+	if (err || fd < 0)
+		return err;
+	err = map_count(fd, key_size, &count);
+	close(fd);
+	if (err)
+		p_err("cannot count %s: %s", what, strerror(-err));
+	else
+		*n = count;
+	return err;
+}
+
+/* Read ksmbd_sched_clients of the netns.  Return: 0, -ENOENT, -errno. */
+static int clients_read(struct ksched_client **out, long *n)
+{
+	unsigned int count;
+	FILE *f;
+	int err;
+
+	*out = NULL;
+	*n = -1;
+	f = fopen(KSCHED_CLIENTS_PROC, "re");
+	if (!f)
+		return -errno;
+	err = ksched_parse_clients(f, out, &count);
+	fclose(f);
+	if (!err)
+		*n = count;
+	return err;
+}
+
+static int status_gather(struct status *s)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	int link_fd = -1, err;
+
+	err = ksched_read(&s->st);
+	if (err)
+		return err;
+	err = ns_lock(&s->ns, false);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	s->locked = true;
+	err = link_check(&s->ns, &s->st, &link_fd, &s->link_id, &s->stale);
+	if (!err && s->stale)
+		err = ns_remove_pins(&s->ns);
+	if (!err)
+		err = count_pinned(&s->ns, prefixes_open,
+				   sizeof(struct smb_prefix_key), "prefixes",
+				   &s->nprefixes);
+	if (!err)
+		err = count_pinned(&s->ns, policy_open, sizeof(__u32),
+				   "policies", &s->npolicies);
+	if (!err && link_fd >= 0 &&
+	    !bpf_link_get_info_by_fd(link_fd, &info, &len)) {
+		s->pinned = true;
+		s->map_id = info.struct_ops.map_id;
+		ops_data(s->map_id, &s->oi);
+	}
+	if (link_fd >= 0)
+		close(link_fd);
+	return err;
+}
+
+/* A "key: value" of /proc as a JSON member: decimal as a number. */
+static void json_kv(const struct ksched_kv *kv)
+{
+	unsigned long v;
+
+	if (!parse_uint(kv->val, (unsigned long)-1, &v))
+		jsonw_uint_field(json_wtr, kv->key, v);
+	else
+		json_text_field(json_wtr, kv->key, kv->val);
+}
+
+static void json_class(const struct ksched_class *c)
+{
+	uint64_t bound;
+	unsigned int j;
+	bool open;
+
+	jsonw_start_object(json_wtr);
+	jsonw_uint_field(json_wtr, "class", c->id);
+	jsonw_uint_field(json_wtr, "dispatched", c->dispatched);
+	jsonw_uint_field(json_wtr, "bypassed", c->bypassed);
+	jsonw_uint_field(json_wtr, "bytes", c->bytes);
+	jsonw_uint_field(json_wtr, "wait_ns", c->wait_ns);
+	if (c->dispatched)
+		jsonw_uint_field(json_wtr, "mean_wait_ns",
+				 ksched_class_mean_ns(c));
+	else
+		jsonw_null_field(json_wtr, "mean_wait_ns");
+	if (ksched_hist_percentile(c->hist, c->nhist, 99, &bound, &open) < 0) {
+		jsonw_null_field(json_wtr, "p99_wait_ns");
+		jsonw_null_field(json_wtr, "p99_wait_bound");
+	} else {
+		jsonw_uint_field(json_wtr, "p99_wait_ns", bound);
+		jsonw_string_field(json_wtr, "p99_wait_bound",
+				   open ? "ge" : "le");
+	}
+	jsonw_name(json_wtr, "hist");
+	jsonw_start_array(json_wtr);
+	for (j = 0; j < c->nhist; j++)
+		jsonw_uint(json_wtr, c->hist[j]);
+	jsonw_end_array(json_wtr);
+	jsonw_end_object(json_wtr);
+}
+
+/* Every "key: value" line of /proc/net/ksmbd_sched as it was. */
+static void json_kernel(const struct ksched_state *st)
+{
+	unsigned int i;
+
+	jsonw_start_object(json_wtr);
+	for (i = 0; i < st->nkv; i++)
+		json_kv(&st->kv[i]);
+	jsonw_uint_field(json_wtr, "lines_skipped", st->skipped);
+	jsonw_name(json_wtr, "classes");
+	jsonw_start_array(json_wtr);
+	for (i = 0; i < st->nclasses; i++)
+		json_class(&st->classes[i]);
+	jsonw_end_array(json_wtr);
+	jsonw_end_object(json_wtr);
+}
+
+static void status_json(const struct status *s)
+{
+	const struct ksched_state *st = &s->st;
+	unsigned int i;
+
+	jsonw_start_object(json_wtr);
+	jsonw_uint_field(json_wtr, "netns_ino", s->ns.ino);
+	json_text_field(json_wtr, "netns", s->ns.label);
+	jsonw_bool_field(json_wtr, "netns_exists", true);
+	jsonw_bool_field(json_wtr, "serves", st->serves);
+	jsonw_bool_field(json_wtr, "attached", st->attached);
+	jsonw_bool_field(json_wtr, "pinned", s->pinned);
+	json_text_field(json_wtr, "name", st->name);
+	jsonw_uint_field(json_wtr, "link_id", st->link_id);
+	jsonw_uint_field(json_wtr, "struct_ops_map_id", s->map_id);
+	jsonw_name(json_wtr, "progs");
+	jsonw_start_array(json_wtr);
+	for (i = 0; i < s->oi.nprogs; i++) {
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "member", s->oi.progs[i].member);
+		jsonw_uint_field(json_wtr, "id", s->oi.progs[i].id);
+		json_text_field(json_wtr, "name", s->oi.progs[i].name);
+		jsonw_end_object(json_wtr);
+	}
+	jsonw_end_array(json_wtr);
+	if (s->pinned)
+		jsonw_uint_field(json_wtr, "ops_max_inflight",
+				 s->oi.max_inflight);
+	if (s->nprefixes >= 0)
+		jsonw_uint_field(json_wtr, "prefixes", s->nprefixes);
+	else
+		jsonw_null_field(json_wtr, "prefixes");
+	if (s->npolicies >= 0)
+		jsonw_uint_field(json_wtr, "policies", s->npolicies);
+	else
+		jsonw_null_field(json_wtr, "policies");
+	jsonw_uint_field(json_wtr, "conns_classified", st->conns_classified);
+	jsonw_uint_field(json_wtr, "reqs_classified", st->reqs_classified);
+	jsonw_uint_field(json_wtr, "class_clamped", st->class_clamped);
+	jsonw_uint_field(json_wtr, "verdict_clamped", st->verdict_clamped);
+	jsonw_bool_field(json_wtr, "removed_stale_pins", s->stale);
+	jsonw_name(json_wtr, "dispatcher");
+	if (!st->has_disp) {
+		jsonw_null(json_wtr);
+	} else {
+		jsonw_start_object(json_wtr);
+		jsonw_uint_field(json_wtr, "max_inflight", st->max_inflight);
+		jsonw_uint_field(json_wtr, "inflight", st->inflight);
+		jsonw_uint_field(json_wtr, "queued", st->queued);
+		jsonw_uint_field(json_wtr, "clients", st->clients);
+		jsonw_uint_field(json_wtr, "alloc_fail", st->alloc_fail);
+		jsonw_end_object(json_wtr);
+	}
+	jsonw_name(json_wtr, "classes");
+	jsonw_start_array(json_wtr);
+	for (i = 0; i < st->nclasses; i++)
+		json_class(&st->classes[i]);
+	jsonw_end_array(json_wtr);
+	jsonw_name(json_wtr, "kernel");
+	json_kernel(st);
+	jsonw_end_object(json_wtr);
+}
+
+/* p99 of a class's waits as text: "<= 2.0 us", ">= 16.8 s", "-". */
+static void p99_text(const struct ksched_class *c, char *buf, size_t len)
+{
+	char dur[32];
+	uint64_t bound;
+	bool open;
+
+	if (ksched_hist_percentile(c->hist, c->nhist, 99, &bound, &open) < 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	trace_format_ns(bound, dur, sizeof(dur));
+	snprintf(buf, len, "%s %s", open ? ">=" : "<=", dur);
+}
+
+static void status_classes_text(const struct ksched_state *st)
+{
+	const struct ksched_class *c;
+	char mean[32], p99[40];
+	unsigned int i;
+
+	printf("max_inflight:      %u\n", st->max_inflight);
+	printf("inflight:          %u\n", st->inflight);
+	printf("queued:            %u\n", st->queued);
+	printf("clients:           %u\n", st->clients);
+	printf("alloc_fail:        %llu\n",
+	       (unsigned long long)st->alloc_fail);
+	if (!st->nclasses) {
+		printf("classes:           none dispatched yet\n");
+		return;
+	}
+	printf("classes:\n  %5s  %10s  %10s  %14s  %10s  %12s\n", "CLASS",
+	       "DISPATCHED", "BYPASSED", "BYTES", "MEAN-WAIT", "P99-WAIT");
+	for (i = 0; i < st->nclasses; i++) {
+		c = &st->classes[i];
+		if (c->dispatched)
+			trace_format_ns(ksched_class_mean_ns(c), mean,
+					sizeof(mean));
+		else
+			snprintf(mean, sizeof(mean), "-");
+		p99_text(c, p99, sizeof(p99));
+		printf("  %5u  %10llu  %10llu  %14llu  %10s  %12s\n", c->id,
+		       (unsigned long long)c->dispatched,
+		       (unsigned long long)c->bypassed,
+		       (unsigned long long)c->bytes, mean, p99);
+	}
+}
+
+static void status_text(const struct status *s)
+{
+	const struct ksched_state *st = &s->st;
+	unsigned int i;
+
+	if (s->stale)
+		printf("note: removed stale pins (link id %u was not attached in this netns)\n",
+		       s->link_id);
+	printf("netns:             %lu (%s)\n", s->ns.ino, s->ns.label);
+	printf("ksmbd serves:      %s\n", st->serves ? "yes" :
+	       "no: ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)");
+	printf("attached:          %s\n", !st->attached ? "no" :
+	       s->pinned ? "yes" :
+	       "yes, but not by smb-classify (no pin; see bpftool link)");
+	if (st->attached)
+		printf("name:              %s\nlink id:           %u\n",
+		       st->name, st->link_id);
+	if (s->pinned) {
+		printf("struct_ops map id: %u\n", s->map_id);
+		for (i = 0; i < s->oi.nprogs; i++)
+			printf("prog:              %s id %u (%s)\n",
+			       s->oi.progs[i].member, s->oi.progs[i].id,
+			       s->oi.progs[i].name);
+	}
+	if (s->nprefixes >= 0)
+		printf("prefixes:          %ld\n", s->nprefixes);
+	else
+		printf("prefixes:          none pinned\n");
+	if (s->npolicies >= 0)
+		printf("policies:          %ld (other classes: defaults, see policy show)\n",
+		       s->npolicies);
+	else
+		printf("policies:          none pinned (all classes: defaults, see policy show)\n");
+	printf("conns_classified:  %llu\nreqs_classified:   %llu\n"
+	       "class_clamped:     %llu\nverdict_clamped:   %llu\n",
+	       (unsigned long long)st->conns_classified,
+	       (unsigned long long)st->reqs_classified,
+	       (unsigned long long)st->class_clamped,
+	       (unsigned long long)st->verdict_clamped);
+	if (st->has_disp)
+		status_classes_text(st);
+}
+
+static void om_family(const char *name, const char *type, const char *help)
+{
+	printf("# TYPE ksmbd_sched_%s %s\n# HELP ksmbd_sched_%s %s\n", name,
+	       type, name, help);
+}
+
+/* Sum of a per-client value over the clients of class @id. */
+static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
+{
+	uint64_t sum = 0;
+	long i;
+
+	for (i = 0; i < s->nclients; i++)
+		if (s->clients[i].class_id == id)
+			sum += *(const uint64_t *)((const char *)&s->clients[i] +
+						   off);
+	return sum;
+}
+
+/*
+ * A per-class gauge summed over the class's clients, or one netns-wide
+ * sample (class "all") when the kernel has no ksmbd_sched_clients.
+ */
+static void om_gauges(const struct status *s, const char *name,
+		      const char *help, size_t off, uint32_t all)
+{
+	unsigned int i;
+
+	om_family(name, "gauge", help);
+	if (s->nclients < 0) {
+		if (s->st.has_disp)
+			printf("ksmbd_sched_%s{netns=\"%lu\",class=\"all\"} %u\n",
+			       name, s->ns.ino, all);
+		return;
+	}
+	for (i = 0; i < s->st.nclasses; i++)
+		printf("ksmbd_sched_%s{netns=\"%lu\",class=\"%u\"} %llu\n",
+		       name, s->ns.ino, s->st.classes[i].id,
+		       (unsigned long long)clients_sum(s, s->st.classes[i].id,
+						       off));
+}
+
+/*
+ * OpenMetrics text (also the Prometheus text format's subset node_exporter's
+ * textfile collector reads): netns-wide gauges and counters, and per
+ * class the counters, the queued/inflight gauges (summed over the class's
+ * clients when ksmbd_sched_clients exists) and the wait histogram with
+ * cumulative buckets le=2^i us, in seconds.
+ */
+static void status_openmetrics(const struct status *s)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+	} classc[] = {
+		{ "dispatched_requests", "counter", "data requests dispatched",
+		  offsetof(struct ksched_class, dispatched) },
+		{ "bypassed_requests", "counter",
+		  "control requests, run without waiting",
+		  offsetof(struct ksched_class, bypassed) },
+		{ "bytes", "counter", "READ and WRITE bytes dispatched",
+		  offsetof(struct ksched_class, bytes) },
+	};
+	const struct ksched_state *st = &s->st;
+	const struct ksched_class *c;
+	unsigned long ino = s->ns.ino;
+	uint64_t cum;
+	unsigned int i, j, k;
+
+	om_family("attached", "gauge", "a program is attached in the netns");
+	printf("ksmbd_sched_attached{netns=\"%lu\"} %d\n", ino, st->attached);
+	om_family("classified_connections", "counter", "connections classified");
+	printf("ksmbd_sched_classified_connections_total{netns=\"%lu\"} %llu\n",
+	       ino, (unsigned long long)st->conns_classified);
+	om_family("classified_requests", "counter", "requests classified");
+	printf("ksmbd_sched_classified_requests_total{netns=\"%lu\"} %llu\n",
+	       ino, (unsigned long long)st->reqs_classified);
+	if (st->has_disp) {
+		om_family("max_inflight", "gauge", "dispatch budget in force");
+		printf("ksmbd_sched_max_inflight{netns=\"%lu\"} %u\n", ino,
+		       st->max_inflight);
+	}
+	for (k = 0; k < ARRAY_SIZE(classc); k++) {
+		om_family(classc[k].name, classc[k].type, classc[k].help);
+		for (i = 0; i < st->nclasses; i++)
+			printf("ksmbd_sched_%s_total{netns=\"%lu\",class=\"%u\"} %llu\n",
+			       classc[k].name, ino, st->classes[i].id,
+			       (unsigned long long)*(const uint64_t *)
+			       ((const char *)&st->classes[i] + classc[k].off));
+	}
+	om_gauges(s, "queued_requests", "requests waiting in the dispatcher",
+		  offsetof(struct ksched_client, queued), st->queued);
+	om_gauges(s, "inflight_requests", "requests running",
+		  offsetof(struct ksched_client, inflight), st->inflight);
+	om_family("wait_seconds", "histogram",
+		  "time data requests waited in the dispatcher");
+	for (i = 0; i < st->nclasses; i++) {
+		c = &st->classes[i];
+		for (j = 0, cum = 0; j < c->nhist; j++) {
+			cum += c->hist[j];
+			if (j + 1 < c->nhist)
+				printf("ksmbd_sched_wait_seconds_bucket{netns=\"%lu\",class=\"%u\",le=\"%.9g\"} %llu\n",
+				       ino, c->id, (double)(1ULL << j) * 1e-6,
+				       (unsigned long long)cum);
+		}
+		printf("ksmbd_sched_wait_seconds_bucket{netns=\"%lu\",class=\"%u\",le=\"+Inf\"} %llu\n"
+		       "ksmbd_sched_wait_seconds_count{netns=\"%lu\",class=\"%u\"} %llu\n"
+		       "ksmbd_sched_wait_seconds_sum{netns=\"%lu\",class=\"%u\"} %.9f\n",
+		       ino, c->id, (unsigned long long)cum, ino, c->id,
+		       (unsigned long long)cum, ino, c->id, c->wait_ns / 1e9);
+	}
+	printf("# EOF\n");
+}
+
+static void status_dead(const struct ns_ctx *ns, bool removed)
+{
+	if (json_output) {
+		jsonw_start_object(json_wtr);
+		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
+		json_text_field(json_wtr, "netns", ns->label);
+		jsonw_bool_field(json_wtr, "netns_exists", false);
+		jsonw_bool_field(json_wtr, "attached", false);
+		jsonw_bool_field(json_wtr, "removed_stale_pins", removed);
+		jsonw_end_object(json_wtr);
+		return;
+	}
+	if (ns->ino)
+		printf("netns:             %lu (%s) no longer exists\n",
+		       ns->ino, ns->label);
+	else
+		printf("netns:             %s does not exist\n", ns->label);
+	printf("attached:          no\n");
+	if (removed)
+		printf("note: removed its stale pins\n");
+}
+
+/* A deleted netns: remove what is left of it. */
+static int status_gone(struct ns_ctx *ns)
+{
+	bool removed = false;
+	int err;
+
+	err = ns_lock(ns, false);
+	if (err && err != -ENOENT)
+		return err;
+	if (!err && !access(ns->dir, F_OK)) {
+		err = ns_remove_pins(ns);
+		removed = !err;
+	}
+	ns_unlock(ns);
+	if (err == -ENOENT)
+		err = 0;
+	if (!err)
+		status_dead(ns, removed);
+	return err;
+}
+
+/**
+ * do_status() - "status [-o text|json|openmetrics|kernel]" of the netns
+ * @argc: must be 0.
+ * @argv: unused.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int do_status(int argc, char **argv)
+{
+	struct status s = { .nprefixes = -1, .npolicies = -1,
+			    .nclients = -1 };
+	const char *fmt = output_arg ? output_arg :
+			  json_output ? "json" : "text";
+	unsigned int i;
+	int err;
+
+	err = no_args("status", argc, argv);
+	if (err)
+		return err;
+	if (!word_abbrev(fmt, "text") && !word_abbrev(fmt, "json") &&
+	    !word_abbrev(fmt, "openmetrics") && !word_abbrev(fmt, "kernel")) {
+		p_err("status: unknown output '%.40s' (text, json, openmetrics, kernel)",
+		      fmt);
+		return -EINVAL;
+	}
+	if (output_arg && json_output && !word_abbrev(fmt, "json") &&
+	    !word_abbrev(fmt, "kernel")) {
+		p_err("status: -j and -o %s: choose one", fmt);
+		return -EINVAL;
+	}
+	if (word_abbrev(fmt, "json"))
+		json_output = true;
+	err = ns_resolve(&s.ns, false);
+	if (err)
+		return err;
+	/*
+	 * The kernel's lines only, parsed: nothing else read or touched.
+	 * Text: "KEY VALUE" a line, for scripts that want one value.
+	 */
+	if (word_abbrev(fmt, "kernel") && s.ns.live) {
+		err = ksched_read(&s.st);
+		for (i = 0; !err && !json_output && i < s.st.nkv; i++)
+			printf("%s %s\n", s.st.kv[i].key, s.st.kv[i].val);
+		if (!err && json_output)
+			json_kernel(&s.st);
+		ksched_free(&s.st);
+		return err;
+	}
+	if (!s.ns.live)
+		return status_gone(&s.ns);
+	err = status_gather(&s);
+	if (!err && word_abbrev(fmt, "openmetrics"))
+		clients_read(&s.clients, &s.nclients);
+	if (err)
+		;
+	else if (json_output)
+		status_json(&s);
+	else if (word_abbrev(fmt, "openmetrics"))
+		status_openmetrics(&s);
+	else
+		status_text(&s);
+	free(s.clients);
+	ksched_free(&s.st);
+	ns_unlock(&s.ns);
+	return err;
+}
+
+/**
+ * do_clients() - "clients": the dispatcher's clients of the netns
+ * @argc: must be 0.
+ * @argv: unused.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int do_clients(int argc, char **argv)
+{
+	struct ksched_client *c = NULL;
+	struct ns_ctx ns;
+	long n, i;
+	int err;
+
+	err = no_args("clients", argc, argv);
+	if (!err)
+		err = ns_resolve(&ns, true);
+	if (err)
+		return err;
+	err = clients_read(&c, &n);
+	if (err == -ENOENT) {
+		p_err("this kernel has no per-client listing (%s missing: ksmbd without BPF scheduling, or older than the clients interface)",
+		      KSCHED_CLIENTS_PROC);
+		return err;
+	}
+	if (err) {
+		p_err("cannot read %s: %s", KSCHED_CLIENTS_PROC,
+		      strerror(-err));
+		return err;
+	}
+	if (json_output) {
+		jsonw_start_array(json_wtr);
+		for (i = 0; i < n; i++) {
+			jsonw_start_object(json_wtr);
+			jsonw_uint_field(json_wtr, "id", c[i].id);
+			jsonw_uint_field(json_wtr, "class", c[i].class_id);
+			jsonw_uint_field(json_wtr, "weight", c[i].weight);
+			if (strcmp(c[i].peer, "-"))
+				json_text_field(json_wtr, "peer", c[i].peer);
+			else
+				jsonw_null_field(json_wtr, "peer");
+			jsonw_uint_field(json_wtr, "conns", c[i].conns);
+			jsonw_uint_field(json_wtr, "queued", c[i].queued);
+			jsonw_uint_field(json_wtr, "inflight", c[i].inflight);
+			jsonw_uint_field(json_wtr, "dispatched",
+					 c[i].dispatched);
+			jsonw_uint_field(json_wtr, "bytes", c[i].bytes);
+			jsonw_end_object(json_wtr);
+		}
+		jsonw_end_array(json_wtr);
+	} else if (!n) {
+		printf("no clients in netns %lu (nothing attached, or no connection yet)\n",
+		       ns.ino);
+	} else {
+		printf("%6s  %5s  %6s  %-39s  %5s  %6s  %8s  %10s  %14s\n",
+		       "ID", "CLASS", "WEIGHT", "PEER", "CONNS", "QUEUED",
+		       "INFLIGHT", "DISPATCHED", "BYTES");
+		for (i = 0; i < n; i++) {
+			text_sanitize(c[i].peer);
+			printf("%6u  %5u  %6u  %-39s  %5llu  %6llu  %8llu  %10llu  %14llu\n",
+			       c[i].id, c[i].class_id, c[i].weight, c[i].peer,
+			       (unsigned long long)c[i].conns,
+			       (unsigned long long)c[i].queued,
+			       (unsigned long long)c[i].inflight,
+			       (unsigned long long)c[i].dispatched,
+			       (unsigned long long)c[i].bytes);
+		}
+	}
+	free(c);
+	return 0;
+}
