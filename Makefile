@@ -14,7 +14,8 @@
 #   make checkpatch    checkpatch.pl --strict over kernel/
 #   make kernel-series the upstream-style patch series (BUILD_EACH=1 builds
 #                      every step)
-#   make install       install smb-classify (PREFIX=/usr/local)
+#   make install       install smb-classify, its man pages, bash completion
+#                      and smb-classify.service (PREFIX=/usr/local)
 #   make clean         remove build outputs in the checkout
 #   make help          this text
 #
@@ -38,7 +39,8 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	dwarves ccache clang-19 llvm-19 qemu-system-x86 ksmbd-tools smbclient \
 	cifs-utils fio libcmocka-dev zlib1g-dev libcap-dev pkg-config rsync \
 	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite \
-	python3-impacket
+	python3-impacket libtracefs-dev libtraceevent-dev python3-docutils \
+	python3-prometheus-client systemd
 
 .PHONY: all deps kernel kernel-src libbpf tools bpf check test vmtest demo \
 	bench help clean install checkpatch kernel-series test-debug stress
@@ -46,7 +48,7 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 all: kernel tools
 
 help:
-	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -76,6 +78,7 @@ bpf: tools
 
 check: tools
 	$(MAKE) -C selftests/unit run
+	$(MAKE) -C tools/smb-classify verify-unit
 
 vmtest: kernel tools
 	$(MAKE) -C selftests/vm

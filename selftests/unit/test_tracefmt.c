@@ -166,6 +166,23 @@ static void test_fuzz(void **state)
 	assert_int_equal(atoi(got), n);
 }
 
+static void test_text(void **state)
+{
+	struct trace_event ev = conn_event();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	snprintf(ev.comm, sizeof(ev.comm), "k\x01");
+	add_str(&ev, "empty", "");
+	trace_format_text(&ev, f);
+	fclose(f);
+	assert_string_equal(buf, "11.604000 [001] k?-148 ksmbd_sched_conn: netns_ino=4026531840 peer=::ffff:127.0.0.1 peer_port=50998 class_word=2147680258 class=2 weight=3 per_peer=1 prog=smb_prefix empty=-\n");
+	free(buf);
+}
+
 static void test_helpers(void **state)
 {
 	char buf[64];
@@ -195,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_findings),
 		cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_helpers),
 	};
 

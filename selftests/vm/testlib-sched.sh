@@ -184,3 +184,27 @@ sched_cleanup() {
 	sched_trace_stop
 	return 0
 }
+
+# sched_ltrace_start FILE: "smb-classify -j trace" of the current netns
+# into FILE in the background, from the moment it is ready.  The loader
+# decodes the binary records (libtraceevent); tests read FILE with jq.
+SCHED_LTRACE_PID=
+sched_ltrace_start() {
+	sched_ltrace_stop
+	: >"$1"
+	smb-classify -j trace >>"$1" 2>"$1.err" &
+	SCHED_LTRACE_PID=$!
+	vm_poll 30 grep -q '^tracing ksmbd events' "$1.err" ||
+		{ echo "FAIL: smb-classify trace did not start: $(cat "$1.err")"; return 1; }
+}
+
+# sched_ltrace_sync FILE: stop the tracer; on SIGTERM it prints every
+# event recorded before, then exits, so FILE is complete afterwards.
+sched_ltrace_sync() { sched_ltrace_stop; }
+
+sched_ltrace_stop() {
+	[[ -n $SCHED_LTRACE_PID ]] || return 0
+	kill -TERM "$SCHED_LTRACE_PID" 2>/dev/null || true
+	wait "$SCHED_LTRACE_PID" 2>/dev/null || true
+	SCHED_LTRACE_PID=
+}

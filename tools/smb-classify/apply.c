@@ -9,10 +9,11 @@
  * step: a BPF_LINK_UPDATE of the pinned link (or the first attach when
  * nothing is loaded).  Every connection and request is classified by
  * the old program with the old maps or by the new one with the new maps,
- * never by a mix.  The new maps are pinned as NAME.new before the switch
- * and renamed over the old pins after it, under the lock every
- * smb-classify command takes, so no "prefix add" lands in a map that is
- * about to be replaced.
+ * never by a mix.  The new maps are pinned as NAME_new (bpffs refuses
+ * dots in names) before the switch and renamed over the old pins after
+ * it, under the lock every smb-classify command takes, so no "prefix
+ * add" lands in a map that is about to be replaced.  A run killed
+ * between the switch and the rename leaves the old pins: run apply again.
  */
 #include <errno.h>
 #include <stdio.h>

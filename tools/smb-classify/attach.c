@@ -178,7 +178,7 @@ static int object_reuse_maps(struct ns_ctx *ns, struct bpf_object *obj,
 
 /*
  * Pin the object's shared maps that are not the pinned ones already,
- * as NAME@suffix (apply: ".new", renamed over NAME once attached).
+ * as NAME@suffix (apply: "_new", renamed over NAME once attached).
  */
 static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 			   const int map_fd[NSHARED], const char *suffix,
@@ -196,7 +196,7 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 		snprintf(name, sizeof(name), "%s%s", shared_maps[i].name,
 			 suffix);
 		ns_pin_path(ns, name, path);
-		unlink(path);	/* a .new pin of a killed apply */
+		unlink(path);	/* a _new pin of a killed apply */
 		err = bpf_obj_pin(bpf_map__fd(map), path);
 		if (err) {
 			p_err("cannot pin the %s map at %s: %s",
@@ -348,7 +348,7 @@ static int attach_or_update(struct ns_ctx *ns, struct bpf_map *ops,
  */
 int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 {
-	const char *suffix = req->fill ? ".new" : "";
+	const char *suffix = req->fill ? "_new" : "";
 	bool pinned[NSHARED] = { false }, stale;
 	int link_fd = -1, map_fd[NSHARED] = { -1, -1 }, err;
 	struct ksched_state st = { 0 };

@@ -7,7 +7,8 @@
  * decoded by libtraceevent from the kernel's format files: no trace text
  * is parsed.  The global buffer and other users' settings are not
  * touched; the instance is removed at exit (also after SIGINT, SIGTERM,
- * SIGHUP or a closed output), and one left by a killed run (its pid
+ * SIGHUP or a closed output; after a signal, the events recorded before
+ * it are printed first, so a test's "kill, then read" sees them all), and one left by a killed run (its pid
  * gone) at the next start.  libtracefs mounts tracefs if it is nowhere.
  *
  * Tracefs is global, not per network namespace: every ksmbd event has
@@ -91,18 +92,19 @@ static bool decode_field(struct tep_format_field *fld, struct tep_record *rec,
 		if (data + len > (const char *)rec->data + rec->size)
 			return false;
 	}
-	if (fld->flags & TEP_FIELD_IS_STRING ||
-	    fld->flags & TEP_FIELD_IS_DYNAMIC) {
+	/*
+	 * The only fixed arrays of ours are 16-byte addresses (u8, which
+	 * libtraceevent also flags as a string); char arrays are text.
+	 */
+	if (fld->flags & TEP_FIELD_IS_ARRAY &&
+	    !(fld->flags & TEP_FIELD_IS_DYNAMIC) && !strstr(fld->type, "char"))
+		return len == 16 &&
+		       inet_ntop(AF_INET6, data, f->str, sizeof(f->str));
+	if (fld->flags & (TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC |
+			  TEP_FIELD_IS_ARRAY)) {
 		snprintf(f->str, sizeof(f->str), "%.*s",
 			 len < (int)sizeof(f->str) ? len : (int)sizeof(f->str) - 1,
 			 data);
-		return true;
-	}
-	if (fld->flags & TEP_FIELD_IS_ARRAY) {
-		/* The only arrays of ours: 16-byte addresses. */
-		if (len != 16 || !inet_ntop(AF_INET6, data, f->str,
-					     sizeof(f->str)))
-			return false;
 		return true;
 	}
 	f->is_str = false;
@@ -137,9 +139,7 @@ static int on_event(struct tep_event *event, struct tep_record *rec,
 		    int cpu, void *ctx)
 {
 	struct trace_ctx *t = ctx;
-	struct trace_seq seq;
 	struct trace_event ev;
-	char time[32];
 
 	if (strcmp(event->system, "ksmbd"))
 		return 0;
@@ -152,16 +152,7 @@ static int on_event(struct tep_event *event, struct tep_record *rec,
 		trace_format_json(&ev, w);
 		jsonw_destroy(&w);	/* newline, flush */
 	} else {
-		/* The kernel's own TP_printk, rendered by libtraceevent. */
-		trace_seq_init(&seq);
-		tep_print_event(t->tep, &seq, rec, "%s", TEP_PRINT_INFO);
-		trace_seq_terminate(&seq);
-		text_sanitize(seq.buffer);
-		text_sanitize(ev.comm);
-		trace_format_time(&ev, time, sizeof(time));
-		printf("%s [%03d] %s-%d %s: %s\n", time, cpu, ev.comm,
-		       ev.pid, ev.name, seq.buffer);
-		trace_seq_destroy(&seq);
+		trace_format_text(&ev, stdout);
 		fflush(stdout);
 	}
 	if (ferror(stdout) || (trace_count && ++t->seen >= trace_count)) {
@@ -292,6 +283,10 @@ static int stream(struct trace_ctx *t, const sigset_t *waitmask)
 		tracefs_iterate_raw_events(t->tep, t->inst, NULL, 0, on_event,
 					   t);
 	}
+	/* Stopped by a signal: what was recorded before it, still out. */
+	if (!t->stop && !err)
+		tracefs_iterate_raw_events(t->tep, t->inst, NULL, 0, on_event,
+					   t);
 	close(pfd.fd);
 	return err;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * tracefmt.c - a decoded ksmbd trace event as JSON, and durations as text
+ * tracefmt.c - a decoded ksmbd trace event as JSON or text, and durations
  *
  * One JSON object per event: "time" (seconds, when the trace clock counts
  * nanoseconds) and "ts" (the raw clock), "cpu", "pid", "task", "event",
@@ -34,64 +34,88 @@ const char *trace_cmd_name(uint64_t cmd)
 	       smb2_cmds[cmd] : "UNKNOWN";
 }
 
-/* Member names written so far in one object. */
-struct seen {
+/*
+ * Where one event goes: a JSON writer, or a line of "name=value" words.
+ * Either way a name is written once only (the first wins).
+ */
+struct out {
+	json_writer_t *w;
+	FILE *f;
 	const char *names[3 * TRACE_MAX_FIELDS + 8];
 	unsigned int n;
 };
 
-static bool first_time(struct seen *s, const char *name)
+static bool first_time(struct out *o, const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++)
-		if (!strcmp(s->names[i], name))
+	for (i = 0; i < o->n; i++)
+		if (!strcmp(o->names[i], name))
 			return false;
-	if (s->n < sizeof(s->names) / sizeof(s->names[0]))
-		s->names[s->n++] = name;
+	if (o->n < sizeof(o->names) / sizeof(o->names[0]))
+		o->names[o->n++] = name;
 	return true;
 }
 
-static void num_field(json_writer_t *w, struct seen *s, const char *name,
-		      uint64_t v)
+static void put_num(struct out *o, const char *name, uint64_t v, bool is_bool)
 {
-	if (first_time(s, name))
-		jsonw_uint_field(w, name, v);
+	if (!first_time(o, name))
+		return;
+	if (!o->w)
+		fprintf(o->f, " %s=%llu", name, (unsigned long long)v);
+	else if (is_bool)
+		jsonw_bool_field(o->w, name, v);
+	else
+		jsonw_uint_field(o->w, name, v);
 }
 
-static void bool_field(json_writer_t *w, struct seen *s, const char *name,
-		       bool v)
+static void put_str(struct out *o, const char *name, const char *v)
 {
-	if (first_time(s, name))
-		jsonw_bool_field(w, name, v);
-}
+	char buf[sizeof(((struct trace_field *)0)->str) + 32];
 
-static void str_field(json_writer_t *w, struct seen *s, const char *name,
-		      const char *v)
-{
-	if (first_time(s, name))
-		json_text_field(w, name, v);
+	if (!first_time(o, name))
+		return;
+	if (o->w) {
+		json_text_field(o->w, name, v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s", *v ? v : "-");
+	text_sanitize(buf);
+	fprintf(o->f, " %s=%s", name, buf);
 }
 
 /* The spelt-out form of a packed field, after the field itself. */
-static void derived(json_writer_t *w, struct seen *s,
-		    const struct trace_field *f)
+static void derived(struct out *o, const struct trace_field *f)
 {
 	uint32_t v = f->num;
 
 	if (!strcmp(f->name, "class_word")) {
-		num_field(w, s, "class", KSMBD_SCHED_CLASS_ID_OF(v));
-		num_field(w, s, "weight", KSMBD_SCHED_CLASS_WEIGHT_OF(v) ?: 1);
-		bool_field(w, s, "per_peer", v & KSMBD_SCHED_CLASS_PER_PEER);
+		put_num(o, "class", KSMBD_SCHED_CLASS_ID_OF(v), false);
+		put_num(o, "weight", KSMBD_SCHED_CLASS_WEIGHT_OF(v) ?: 1, false);
+		put_num(o, "per_peer", !!(v & KSMBD_SCHED_CLASS_PER_PEER), true);
 	} else if (!strcmp(f->name, "command")) {
-		str_field(w, s, "cmd", trace_cmd_name(f->num));
+		put_str(o, "cmd", trace_cmd_name(f->num));
 	} else if (!strcmp(f->name, "verdict")) {
 		v &= KSMBD_SCHED_VERDICT_QUEUE_MASK;
-		str_field(w, s, "queue", v == KSMBD_SCHED_QUEUE_UNBOUND ?
-			  "unbound" : v == KSMBD_SCHED_QUEUE_PERCPU ?
-			  "percpu" : "invalid");
-		bool_field(w, s, "splice",
-			   f->num & KSMBD_SCHED_VERDICT_SPLICE);
+		put_str(o, "queue", v == KSMBD_SCHED_QUEUE_UNBOUND ?
+			"unbound" : v == KSMBD_SCHED_QUEUE_PERCPU ?
+			"percpu" : "invalid");
+		put_num(o, "splice", !!(f->num & KSMBD_SCHED_VERDICT_SPLICE),
+			true);
+	}
+}
+
+static void put_fields(struct out *o, const struct trace_event *ev)
+{
+	unsigned int i;
+
+	for (i = 0; i < ev->nfields; i++) {
+		if (ev->f[i].is_str) {
+			put_str(o, ev->f[i].name, ev->f[i].str);
+		} else {
+			put_num(o, ev->f[i].name, ev->f[i].num, false);
+			derived(o, &ev->f[i]);
+		}
 	}
 }
 
@@ -119,35 +143,46 @@ void trace_format_time(const struct trace_event *ev, char *buf, size_t len)
  */
 void trace_format_json(const struct trace_event *ev, json_writer_t *w)
 {
-	struct seen s = { .n = 0 };
+	struct out o = { .w = w };
 	char time[32];
-	unsigned int i;
 
 	jsonw_start_object(w);
 	if (ev->ts_ns) {
-		trace_format_time(ev, time, sizeof(time));
 		/* Digits, a dot, six digits: a JSON number as it stands. */
-		if (first_time(&s, "time")) {
-			jsonw_name(w, "time");
-			jsonw_printf(w, "%s", time);
-		}
+		trace_format_time(ev, time, sizeof(time));
+		first_time(&o, "time");
+		jsonw_name(w, "time");
+		jsonw_printf(w, "%s", time);
 	}
-	num_field(w, &s, "ts", ev->ts);
-	num_field(w, &s, "cpu", ev->cpu);
-	num_field(w, &s, "pid", ev->pid);
-	str_field(w, &s, "task", ev->comm);
-	str_field(w, &s, "event", ev->name);
-	for (i = 0; i < ev->nfields; i++) {
-		const struct trace_field *f = &ev->f[i];
-
-		if (f->is_str) {
-			str_field(w, &s, f->name, f->str);
-		} else {
-			num_field(w, &s, f->name, f->num);
-			derived(w, &s, f);
-		}
-	}
+	put_num(&o, "ts", ev->ts, false);
+	put_num(&o, "cpu", ev->cpu, false);
+	put_num(&o, "pid", ev->pid, false);
+	put_str(&o, "task", ev->comm);
+	put_str(&o, "event", ev->name);
+	put_fields(&o, ev);
 	jsonw_end_object(w);
+}
+
+/**
+ * trace_format_text() - one line for the event, with its newline
+ * @ev: the event.
+ * @f:  stream.
+ *
+ * "TIME [CPU] TASK-PID EVENT: name=value ...", the same fields as the
+ * JSON, strings sanitized, an empty one as "-".
+ */
+void trace_format_text(const struct trace_event *ev, FILE *f)
+{
+	struct out o = { .f = f };
+	char time[32], comm[sizeof(ev->comm)];
+
+	trace_format_time(ev, time, sizeof(time));
+	snprintf(comm, sizeof(comm), "%s", ev->comm);
+	text_sanitize(comm);
+	fprintf(f, "%s [%03d] %s-%d %s:", time, ev->cpu, comm, ev->pid,
+		ev->name);
+	put_fields(&o, ev);
+	fputc('\n', f);
 }
 
 /**

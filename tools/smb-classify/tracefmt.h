@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * tracefmt.h - a decoded ksmbd trace event as JSON, and durations as text
+ * tracefmt.h - a decoded ksmbd trace event as JSON or text, and durations
  *
  * Pure functions, no libbpf or libtraceevent: the unit tests link
  * tracefmt.o directly.  trace.c fills struct trace_event from the binary
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "json_writer.h"
 
@@ -56,6 +57,7 @@ struct trace_event {
 
 const char *trace_cmd_name(uint64_t cmd);
 void trace_format_json(const struct trace_event *ev, json_writer_t *w);
+void trace_format_text(const struct trace_event *ev, FILE *f);
 void trace_format_time(const struct trace_event *ev, char *buf, size_t len);
 void trace_format_ns(unsigned long long ns, char *buf, size_t len);
 
