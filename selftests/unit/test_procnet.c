@@ -36,6 +36,7 @@ static const char proc_attached[] =
 	"class_clamped: 0\n"
 	"verdict_clamped: 9\n"
 	"some_future_key: 1\n"
+	"payloads: 3\n"
 	"payload_pages: 12 order 0\n"
 	"a line of another shape\n"
 	"class: 4 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 0,0," Z25 ",0,0\n";
@@ -79,7 +80,10 @@ static void test_parse_attached(void **state)
 	/* The 29-bucket line of a later kernel is read; unknown lines kept. */
 	assert_int_equal(st.nclasses, 3);
 	assert_int_equal(st.classes[2].nhist, 29);
-	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.skipped, 2);
+	assert_true(st.has_held);
+	assert_int_equal(st.payloads, 3);
+	assert_int_equal(st.payload_pages, 0);	/* "12 order 0": not one number */
 	assert_string_equal(st.kv[st.nkv - 1].key, "payload_pages");
 	assert_string_equal(st.kv[st.nkv - 1].val, "12 order 0");
 	c = &st.classes[0];

@@ -33,6 +33,7 @@ static int running_conf(struct ns_ctx *ns, struct conf *c)
 	__u32 len = sizeof(info);
 	struct ksched_state st;
 	struct ops_info oi;
+	unsigned int pinned;
 	int fd = -1, err;
 	uint32_t id;
 	bool stale;
@@ -42,10 +43,6 @@ static int running_conf(struct ns_ctx *ns, struct conf *c)
 	if (err)
 		return err;
 	err = ns_lock(ns, false);
-	if (err == -ENOENT) {
-		err = 0;
-		goto out;
-	}
 	if (!err)
 		err = link_check(ns, &st, &fd, &id, &stale);
 	if (!err && fd >= 0 && !bpf_link_get_info_by_fd(fd, &info, &len) &&
@@ -56,22 +53,11 @@ static int running_conf(struct ns_ctx *ns, struct conf *c)
 	if (fd >= 0)
 		close(fd);
 	if (!err)
-		err = prefixes_open(ns, false, &fd);
-	if (!err && fd >= 0) {
-		err = prefixes_read(fd, &c->prefixes, &c->nprefixes);
-		close(fd);
-	}
-	if (!err)
-		err = policy_open(ns, false, &fd);
-	if (!err && fd >= 0) {
-		err = policy_read(fd, &c->policies, &c->npolicies);
-		close(fd);
-	}
-out:
+		err = pinned_entries(ns, c, &pinned);
+	if (err == -ENOENT)	/* nothing pinned at all */
+		err = 0;
 	ns_unlock(ns);
 	ksched_free(&st);
-	if (err)
-		conf_free(c);
 	return err;
 }
 
@@ -211,9 +197,7 @@ int do_dump(int argc, char **argv)
 	FILE *f;
 	int err;
 
-	err = no_args("dump", argc, argv);
-	if (!err)
-		err = ns_resolve(&ns, true);
+	err = ns_cmd("dump", argc, argv, &ns, true);
 	if (!err)
 		err = running_conf(&ns, &c);
 	if (err)

@@ -533,21 +533,11 @@ int do_replace(int argc, char **argv)
 /* Detach the pinned link, if any.  Return: its id (0: none) or -errno. */
 static long detach_pinned(struct ns_ctx *ns)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-	char path[PATH_MAX];
-	int fd, err;
+	struct bpf_link_info info;
+	int fd = link_open(ns, &info), err;
 
-	ns_pin_path(ns, "link", path);
-	fd = bpf_obj_get(path);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0) {
-		p_err("cannot open pinned link %s: %s", path, strerror(-fd));
-		return fd;
-	}
-	if (bpf_link_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
 	/*
 	 * Detach now, even if another process holds the link open; a link
 	 * already detached (netns gone) returns 0.
@@ -576,9 +566,7 @@ int do_unload(int argc, char **argv)
 	struct ns_ctx ns;
 	int err;
 
-	err = no_args("unload", argc, argv);
-	if (!err)
-		err = ns_resolve(&ns, false);
+	err = ns_cmd("unload", argc, argv, &ns, false);
 	if (err)
 		return err;
 	if (!ns.ino) {

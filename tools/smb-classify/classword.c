@@ -113,6 +113,31 @@ bool word_abbrev(const char *word, const char *of)
 }
 
 /**
+ * parse_class_id() - a CLASS word: a strict decimal 0-65535
+ * @s:      the word (NULL: missing).
+ * @id:     output, set only on success.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int parse_class_id(const char *s, unsigned int *id, char *err, size_t errlen)
+{
+	unsigned long v;
+	int r;
+
+	if (!s)
+		return parse_error(err, errlen, "missing CLASS");
+	r = parse_uint(s, CLASS_ID_MAX, &v);
+	if (r)
+		return parse_error(err, errlen, "class '%.40s': %s", s,
+				   r == -ERANGE ? "above 65535" :
+				   "must be a decimal 0-65535");
+	*id = v;
+	return 0;
+}
+
+/**
  * class_spec_parse() - parse "CLASS [weight W] [per-peer]"
  * @argc:   number of words in @argv.
  * @argv:   the words; "weight" and "per-peer" may be abbreviated and come
@@ -131,15 +156,8 @@ int class_spec_parse(int argc, char **argv, struct class_spec *spec,
 	unsigned long v;
 	int i, r;
 
-	if (argc < 1 || !argv[0])
-		return parse_error(err, errlen, "missing CLASS");
-	r = parse_uint(argv[0], CLASS_ID_MAX, &v);
-	if (r)
-		return parse_error(err, errlen,
-				"class '%.40s': %s", argv[0],
-				r == -ERANGE ? "above 65535" :
-				"must be a decimal 0-65535");
-	s.id = v;
+	if (parse_class_id(argc > 0 ? argv[0] : NULL, &s.id, err, errlen))
+		return -EINVAL;
 
 	for (i = 1; i < argc; i++) {
 		if (word_abbrev(argv[i], "weight")) {

@@ -34,6 +34,7 @@ int parse_error(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 bool word_abbrev(const char *word, const char *of);
 int parse_uint(const char *s, unsigned long max, unsigned long *out);
+int parse_class_id(const char *s, unsigned int *id, char *err, size_t errlen);
 uint32_t class_word_encode(const struct class_spec *spec);
 void class_word_decode(uint32_t word, struct class_spec *spec);
 int class_spec_parse(int argc, char **argv, struct class_spec *spec,

@@ -174,9 +174,14 @@ int cmd_select(const struct cmd *cmds, const char *level, int argc,
 		usage(level);
 		return 0;
 	}
-	for (i = 0; argc > 0 && cmds[i].name; i++)
-		if (word_abbrev(argv[0], cmds[i].name))
-			return cmds[i].func(argc - 1, argv + 1);
+	for (i = 0; argc > 0 && cmds[i].name; i++) {
+		if (!word_abbrev(argv[0], cmds[i].name))
+			continue;
+		if (cmds[i].sub)
+			return cmd_select(cmds[i].sub, cmds[i].name, argc - 1,
+					  argv + 1);
+		return cmds[i].func(argc - 1, argv + 1);
+	}
 	for (i = 0; cmds[i].name && off < sizeof(names); i++)
 		off += snprintf(names + off, sizeof(names) - off, "%s%s",
 				i ? ", " : "", cmds[i].name);
@@ -205,13 +210,29 @@ int no_args(const char *cmd, int argc, char **argv)
 	return -EINVAL;
 }
 
+static const struct cmd prefix_cmds[] = {
+	{ "add",	prefix_add },
+	{ "delete",	prefix_del },
+	{ "list",	prefix_list },
+	{ "show",	prefix_list },
+	{ NULL }
+};
+
+static const struct cmd policy_cmds[] = {
+	{ "set",	policy_set },
+	{ "delete",	policy_del },
+	{ "show",	policy_show },
+	{ "list",	policy_show },
+	{ NULL }
+};
+
 static const struct cmd cmds[] = {
 	{ "load",	do_load },
 	{ "replace",	do_replace },
 	{ "unload",	do_unload },
 	{ "status",	do_status },
-	{ "prefix",	do_prefix },
-	{ "policy",	do_policy },
+	{ "prefix",	NULL, prefix_cmds },
+	{ "policy",	NULL, policy_cmds },
 	{ "trace",	do_trace },
 	{ "apply",	do_apply },
 	{ "dump",	do_dump },

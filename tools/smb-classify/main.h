@@ -45,10 +45,12 @@ void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * @name: the word; a non-empty prefix of it selects it, the first row
  *        of the table that it abbreviates wins.
  * @func: runs the rest of the words.
+ * @sub:  or, instead, the table of the next level ("prefix add").
  */
 struct cmd {
 	const char *name;
 	int (*func)(int argc, char **argv);
+	const struct cmd *sub;
 };
 
 int cmd_select(const struct cmd *cmds, const char *level, int argc,
@@ -87,16 +89,25 @@ void ns_pin_path(const struct ns_ctx *ns, const char *name, char *buf);
 int ns_record_name(const struct ns_ctx *ns);
 int ns_remove_pins(struct ns_ctx *ns);
 int ns_open(struct ns_ctx *ns, bool create);
+int ns_done(struct ns_ctx *ns, int map_fd, int err);
+int ns_cmd(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
+	   bool need_live);
 
 /* maps.c: the pinned prefixes and policy maps. */
 int ksched_read(struct ksched_state *st);
+struct bpf_link_info;
+int link_open(struct ns_ctx *ns, struct bpf_link_info *info);
 int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 	       int *link_fd, uint32_t *link_id, bool *stale);
 int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd);
 int policy_open(struct ns_ctx *ns, bool create, int *map_fd);
-int map_count(int map_fd, unsigned int key_size, unsigned int *count);
 int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n);
 int policy_read(int map_fd, struct conf_policy **out, unsigned int *n);
+int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
+int pinned_delete(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
+		  const void *key);
+int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
+		struct conf *c, unsigned int *pinned);
 
 /**
  * struct ops_info - what the kernel holds of an attached ksmbd_sched_ops
@@ -161,8 +172,12 @@ int do_replace(int argc, char **argv);
 int do_unload(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_clients(int argc, char **argv);
-int do_prefix(int argc, char **argv);
-int do_policy(int argc, char **argv);
+int prefix_add(int argc, char **argv);
+int prefix_del(int argc, char **argv);
+int prefix_list(int argc, char **argv);
+int policy_set(int argc, char **argv);
+int policy_del(int argc, char **argv);
+int policy_show(int argc, char **argv);
 int do_trace(int argc, char **argv);
 int do_apply(int argc, char **argv);
 int do_dump(int argc, char **argv);

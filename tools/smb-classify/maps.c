@@ -52,6 +52,35 @@ int ksched_read(struct ksched_state *st)
 }
 
 /**
+ * link_open() - the pinned link of the netns, and its info
+ * @ns:   from ns_resolve(), locked.
+ * @info: output, zeroed when there is no link.
+ *
+ * Return: its fd; -ENOENT (not reported) when none is pinned; another
+ * negative errno, reported.
+ */
+int link_open(struct ns_ctx *ns, struct bpf_link_info *info)
+{
+	__u32 len = sizeof(*info);
+	char path[PATH_MAX];
+	int fd, err;
+
+	memset(info, 0, sizeof(*info));
+	ns_pin_path(ns, "link", path);
+	fd = bpf_obj_get(path);
+	if (fd < 0 && fd != -ENOENT)
+		p_err("cannot open pinned link %s: %s", path, strerror(-fd));
+	if (fd < 0)
+		return fd;
+	err = bpf_link_get_info_by_fd(fd, info, &len);
+	if (!err)
+		return fd;
+	p_err("cannot get info of pinned link %s: %s", path, strerror(-err));
+	close(fd);
+	return err;
+}
+
+/**
  * link_check() - open the pinned link and check it against the kernel
  * @ns:      from ns_resolve(), live, locked.
  * @st:      kernel state of the netns.
@@ -66,30 +95,16 @@ int ksched_read(struct ksched_state *st)
 int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 	       int *link_fd, uint32_t *link_id, bool *stale)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-	char path[PATH_MAX];
-	int fd, err;
+	struct bpf_link_info info;
+	int fd = link_open(ns, &info);
 
 	*link_fd = -1;
-	*link_id = 0;
-	*stale = false;
-	ns_pin_path(ns, "link", path);
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		if (fd == -ENOENT)
-			return 0;
-		p_err("cannot open pinned link %s: %s", path, strerror(-fd));
-		return fd;
-	}
-	err = bpf_link_get_info_by_fd(fd, &info, &len);
-	if (err) {
-		p_err("cannot get info of pinned link %s: %s", path,
-		      strerror(-err));
-		close(fd);
-		return err;
-	}
 	*link_id = info.id;
+	*stale = false;
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
 	if (info.type != BPF_LINK_TYPE_STRUCT_OPS || !info.struct_ops.map_id ||
 	    !st->attached || st->link_id != info.id) {
 		*stale = true;
@@ -198,31 +213,6 @@ int policy_open(struct ns_ctx *ns, bool create, int *map_fd)
 }
 
 /**
- * map_count() - number of keys in a map
- * @map_fd:   the map.
- * @key_size: its key size, at most 64.
- * @count:    output.
- *
- * Return: 0 or a negative errno (not reported).
- */
-int map_count(int map_fd, unsigned int key_size, unsigned int *count)
-{
-	unsigned char key[64], next[64];
-	void *prev = NULL;
-	int err;
-
-	*count = 0;
-	if (key_size > sizeof(key))
-		return -EINVAL;
-	while (!(err = bpf_map_get_next_key(map_fd, prev, next))) {
-		memcpy(key, next, key_size);
-		prev = key;
-		(*count)++;
-	}
-	return err == -ENOENT ? 0 : err;
-}
-
-/**
  * map_read_entries() - every entry of a map, as an array of records
  * @map_fd: the map
  * @what:   its name, for the error message
@@ -313,4 +303,82 @@ int policy_read(int map_fd, struct conf_policy **out, unsigned int *n)
 				sizeof((*out)->id),
 				offsetof(struct conf_policy, p), conf_policy_cmp,
 				(void **)out, n);
+}
+
+/**
+ * pinned_entries() - every entry of the pinned prefixes and policy maps
+ * @ns:     from ns_open() or ns_lock().
+ * @c:      output: its prefixes and policies (conf_free() them).
+ * @pinned: output: bit 0 the prefixes map is pinned, bit 1 the policy map.
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
+{
+	int fd, err;
+
+	memset(c, 0, sizeof(*c));
+	*pinned = 0;
+	err = prefixes_open(ns, false, &fd);
+	if (!err && fd >= 0) {
+		*pinned |= 1;
+		err = prefixes_read(fd, &c->prefixes, &c->nprefixes);
+		close(fd);
+	}
+	if (!err)
+		err = policy_open(ns, false, &fd);
+	if (!err && fd >= 0) {
+		*pinned |= 2;
+		err = policy_read(fd, &c->policies, &c->npolicies);
+		close(fd);
+	}
+	if (err)
+		conf_free(c);
+	return err;
+}
+
+/**
+ * pinned_read() - the start of "prefix list" and "policy show"
+ * @cmd:    the command, for messages.
+ * @argc:   its words (must be 0).
+ * @argv:   the words.
+ * @ns:     output: resolved, locked if anything is pinned.
+ * @c:      output, as pinned_entries().
+ * @pinned: output, as pinned_entries().
+ *
+ * Return: 0 or a negative errno, reported; on error @ns is unlocked.
+ */
+int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
+		struct conf *c, unsigned int *pinned)
+{
+	int err = no_args(cmd, argc, argv);
+
+	if (!err)
+		err = ns_open(ns, false);
+	if (!err)
+		err = pinned_entries(ns, c, pinned);
+	if (err)
+		ns_unlock(ns);
+	return err;
+}
+
+/**
+ * pinned_delete() - delete one entry of a pinned map of the netns of -n
+ * @ns:   output: the netns (unlocked again).
+ * @open: prefixes_open() or policy_open().
+ * @key:  the entry's key.
+ *
+ * Return: 0; -ENOENT, not reported, when there is no such entry (or no
+ * map); another negative errno (reported, unless it is the map's).
+ */
+int pinned_delete(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
+		  const void *key)
+{
+	int fd = -1, err = ns_open(ns, false);
+
+	if (!err)
+		err = open(ns, false, &fd);
+	if (!err)
+		err = fd < 0 ? -ENOENT : bpf_map_delete_elem(fd, key);
+	return ns_done(ns, fd, err);
 }

@@ -455,3 +455,37 @@ int ns_open(struct ns_ctx *ns, bool create)
 		err = ns_lock(ns, create);
 	return err == -ENOENT && !create ? 0 : err;
 }
+
+/**
+ * ns_cmd() - a command without words, in the netns of -n
+ * @cmd:       its name, for the message.
+ * @argc:      words given (must be 0).
+ * @argv:      the words.
+ * @ns:        output, as ns_resolve().
+ * @need_live: as ns_resolve().
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int ns_cmd(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
+	   bool need_live)
+{
+	int err = no_args(cmd, argc, argv);
+
+	return err ? err : ns_resolve(ns, need_live);
+}
+
+/**
+ * ns_done() - end a command on a pinned map: close it, drop the lock
+ * @ns:     as locked by ns_open().
+ * @map_fd: the map, or -1.
+ * @err:    the command's result.
+ *
+ * Return: @err.
+ */
+int ns_done(struct ns_ctx *ns, int map_fd, int err)
+{
+	if (map_fd >= 0)
+		close(map_fd);
+	ns_unlock(ns);
+	return err;
+}

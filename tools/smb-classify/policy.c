@@ -41,7 +41,8 @@ static void json_policy(const struct smb_policy *p)
 	json_threshold("unbound_min", p->unbound_min);
 }
 
-static int policy_set(int argc, char **argv)
+/** policy_set() - "policy set ...", see smb-classify(8) */
+int policy_set(int argc, char **argv)
 {
 	char msg[POLICYSPEC_ERRLEN], sp[POLICY_BYTES_STRLEN],
 	     ub[POLICY_BYTES_STRLEN];
@@ -95,18 +96,16 @@ static int policy_set(int argc, char **argv)
 		       exists ? "updated" : "added", pa.id, sp, ub);
 	}
 out:
-	if (map_fd >= 0)
-		close(map_fd);
-	ns_unlock(&ns);
-	return err;
+	return ns_done(&ns, map_fd, err);
 }
 
-static int policy_del(int argc, char **argv)
+/** policy_del() - "policy del ...", see smb-classify(8) */
+int policy_del(int argc, char **argv)
 {
-	unsigned long id;
-	int map_fd = -1, err;
+	char msg[CLASSWORD_ERRLEN];
 	struct ns_ctx ns;
 	__u32 key;
+	int err;
 
 	if (argc < 1) {
 		p_err("policy del: missing CLASS");
@@ -115,31 +114,18 @@ static int policy_del(int argc, char **argv)
 	err = no_args("policy del", argc - 1, argv + 1);
 	if (err)
 		return err;
-	err = parse_uint(argv[0], CLASS_ID_MAX, &id);
-	if (err) {
-		p_err("policy del: class '%.40s': %s", argv[0],
-		      err == -ERANGE ? "above 65535" :
-		      "must be a decimal 0-65535");
+	if (parse_class_id(argv[0], &key, msg, sizeof(msg))) {
+		p_err("policy del: %s", msg);
 		return -EINVAL;
 	}
-	key = id;
 
-	err = ns_open(&ns, false);
-	if (!err)
-		err = policy_open(&ns, false, &map_fd);
-	if (err)
-		goto out;
-	err = map_fd < 0 ? -ENOENT : bpf_map_delete_elem(map_fd, &key);
-	if (err == -ENOENT) {
+	err = pinned_delete(&ns, policy_open, &key);
+	if (err == -ENOENT)
 		p_err("class %u has no policy in netns %lu", key, ns.ino);
-		goto out;
-	}
-	if (err) {
+	else if (err)
 		p_err("cannot delete the policy of class %u: %s", key,
 		      strerror(-err));
-		goto out;
-	}
-	if (json_output) {
+	else if (json_output) {
 		jsonw_start_object(json_wtr);
 		jsonw_string_field(json_wtr, "result", "deleted");
 		jsonw_uint_field(json_wtr, "class", key);
@@ -148,10 +134,6 @@ static int policy_del(int argc, char **argv)
 		printf("deleted the policy of class %u (it uses the defaults now)\n",
 		       key);
 	}
-out:
-	if (map_fd >= 0)
-		close(map_fd);
-	ns_unlock(&ns);
 	return err;
 }
 
@@ -165,28 +147,26 @@ static void show_row(const char *cls, const struct smb_policy *p,
 	printf("%-7s  %10s  %11s%s\n", cls, sp, ub, note);
 }
 
-static int policy_show(int argc, char **argv)
+/** policy_show() - "policy show ...", see smb-classify(8) */
+int policy_show(int argc, char **argv)
 {
-	struct conf_policy *e = NULL;
-	unsigned int n = 0, i;
-	int map_fd = -1, err;
+	unsigned int n, i, pinned;
+	struct conf_policy *e;
 	char cls[16];
 	struct ns_ctx ns;
+	struct conf c;
+	int err;
 
-	err = no_args("policy show", argc, argv);
-	if (!err)
-		err = ns_open(&ns, false);
-	if (!err)
-		err = policy_open(&ns, false, &map_fd);
-	if (!err && map_fd >= 0)
-		err = policy_read(map_fd, &e, &n);
+	err = pinned_read("policy show", argc, argv, &ns, &c, &pinned);
 	if (err)
-		goto out;
+		return err;
+	e = c.policies;
+	n = c.npolicies;
 
 	if (json_output) {
 		jsonw_start_object(json_wtr);
 		jsonw_uint_field(json_wtr, "netns_ino", ns.ino);
-		jsonw_bool_field(json_wtr, "pinned", map_fd >= 0);
+		jsonw_bool_field(json_wtr, "pinned", pinned & 2);
 		jsonw_name(json_wtr, "default");
 		jsonw_start_object(json_wtr);
 		json_policy(&policy_defaults);
@@ -211,29 +191,6 @@ static int policy_show(int argc, char **argv)
 	show_row("default", &policy_defaults,
 		 n ? "  (every other class)" : "  (every class)");
 out:
-	free(e);
-	if (map_fd >= 0)
-		close(map_fd);
-	ns_unlock(&ns);
-	return err;
-}
-
-/**
- * do_policy() - "policy set|del|show"
- * @argc: words after "policy".
- * @argv: the words.
- *
- * Return: 0 or a negative errno, reported.
- */
-int do_policy(int argc, char **argv)
-{
-	static const struct cmd cmds[] = {
-		{ "set",	policy_set },
-		{ "delete",	policy_del },
-		{ "show",	policy_show },
-		{ "list",	policy_show },
-		{ NULL }
-	};
-
-	return cmd_select(cmds, "policy", argc, argv);
+	conf_free(&c);
+	return ns_done(&ns, -1, 0);
 }

@@ -110,47 +110,31 @@ static int bytes_arg(const char *kw, const char *val, uint32_t *out,
 int policy_args_parse(int argc, char **argv, struct policy_args *pa,
 		      char *err, size_t errlen)
 {
+	static const char *const kw[] = { "splice-min", "unbound-min" };
 	struct policy_args a = { 0 };
-	unsigned long v;
-	int i, r;
+	bool *has[] = { &a.has_splice_min, &a.has_unbound_min };
+	uint32_t *val[] = { &a.splice_min, &a.unbound_min };
+	int i, k;
 
-	if (argc < 1 || !argv[0])
-		return parse_error(err, errlen, "missing CLASS");
-	r = parse_uint(argv[0], CLASS_ID_MAX, &v);
-	if (r)
-		return parse_error(err, errlen, "class '%.40s': %s", argv[0],
-			      r == -ERANGE ? "above 65535" :
-			      "must be a decimal 0-65535");
-	a.id = v;
-	for (i = 1; i < argc; i++) {
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (word_abbrev(argv[i], "splice-min")) {
-			if (a.has_splice_min)
-				return parse_error(err, errlen,
-					      "splice-min given twice");
-			if (bytes_arg("splice-min", val, &a.splice_min, err,
-				      errlen))
-				return -EINVAL;
-			a.has_splice_min = true;
-		} else if (word_abbrev(argv[i], "unbound-min")) {
-			if (a.has_unbound_min)
-				return parse_error(err, errlen,
-					      "unbound-min given twice");
-			if (bytes_arg("unbound-min", val, &a.unbound_min, err,
-				      errlen))
-				return -EINVAL;
-			a.has_unbound_min = true;
-		} else {
+	if (parse_class_id(argc > 0 ? argv[0] : NULL, &a.id, err, errlen))
+		return -EINVAL;
+	for (i = 1; i < argc; i += 2) {
+		for (k = 0; k < 2 && !word_abbrev(argv[i], kw[k]); k++)
+			;
+		if (k == 2)
 			return parse_error(err, errlen,
-				      "'%.40s': expected 'splice-min N|off' or 'unbound-min N|off'",
-				      argv[i]);
-		}
-		i++;
+					   "'%.40s': expected 'splice-min N|off' or 'unbound-min N|off'",
+					   argv[i]);
+		if (*has[k])
+			return parse_error(err, errlen, "%s given twice", kw[k]);
+		if (bytes_arg(kw[k], i + 1 < argc ? argv[i + 1] : NULL, val[k],
+			      err, errlen))
+			return -EINVAL;
+		*has[k] = true;
 	}
 	if (!a.has_splice_min && !a.has_unbound_min)
 		return parse_error(err, errlen,
-			      "missing 'splice-min N|off' or 'unbound-min N|off'");
+				   "missing 'splice-min N|off' or 'unbound-min N|off'");
 	*pa = a;
 	return 0;
 }

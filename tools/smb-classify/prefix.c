@@ -41,7 +41,8 @@ static void json_prefix(const struct conf_prefix *e, const char *cidr)
 	jsonw_uint_field(json_wtr, "class_word", e->word);
 }
 
-static int prefix_add(int argc, char **argv)
+/** prefix_add() - "prefix add ...", see smb-classify(8) */
+int prefix_add(int argc, char **argv)
 {
 	char msg[CLASSWORD_ERRLEN], cidr[CIDR_STRLEN];
 	struct conf_prefix e;
@@ -99,18 +100,16 @@ static int prefix_add(int argc, char **argv)
 		       exists ? "updated" : "added", cidr, spec.id,
 		       spec.weight, spec.per_peer ? " per-peer" : "");
 	}
-	if (map_fd >= 0)
-		close(map_fd);
-	ns_unlock(&ns);
-	return err;
+	return ns_done(&ns, map_fd, err);
 }
 
-static int prefix_del(int argc, char **argv)
+/** prefix_del() - "prefix del ...", see smb-classify(8) */
+int prefix_del(int argc, char **argv)
 {
 	char cidr[CIDR_STRLEN];
 	struct smb_prefix_key key;
-	int map_fd = -1, err;
 	struct ns_ctx ns;
+	int err;
 
 	if (argc < 1) {
 		p_err("prefix del: missing CIDR");
@@ -123,12 +122,7 @@ static int prefix_del(int argc, char **argv)
 		return err;
 	cidr_format(&key, cidr, sizeof(cidr));
 
-	err = ns_open(&ns, false);
-	if (!err)
-		err = prefixes_open(&ns, false, &map_fd);
-	if (err)
-		goto out;
-	err = map_fd < 0 ? -ENOENT : bpf_map_delete_elem(map_fd, &key);
+	err = pinned_delete(&ns, prefixes_open, &key);
 	if (err == -ENOENT)
 		p_err("prefix %s not found in netns %lu", cidr, ns.ino);
 	else if (err)
@@ -141,31 +135,25 @@ static int prefix_del(int argc, char **argv)
 	} else {
 		printf("deleted %s\n", cidr);
 	}
-out:
-	if (map_fd >= 0)
-		close(map_fd);
-	ns_unlock(&ns);
 	return err;
 }
 
-static int prefix_list(int argc, char **argv)
+/** prefix_list() - "prefix list ...", see smb-classify(8) */
+int prefix_list(int argc, char **argv)
 {
-	struct conf_prefix *e = NULL;
-	unsigned int n = 0, i;
-	int map_fd = -1, err, width = 6;
+	unsigned int n, i, pinned;
+	int err, width = 6;
 	char cidr[CIDR_STRLEN];
 	struct class_spec spec;
+	struct conf_prefix *e;
 	struct ns_ctx ns;
+	struct conf c;
 
-	err = no_args("prefix list", argc, argv);
-	if (!err)
-		err = ns_open(&ns, false);
-	if (!err)
-		err = prefixes_open(&ns, false, &map_fd);
-	if (!err && map_fd >= 0)
-		err = prefixes_read(map_fd, &e, &n);
+	err = pinned_read("prefix list", argc, argv, &ns, &c, &pinned);
 	if (err)
-		goto out;
+		return err;
+	e = c.prefixes;
+	n = c.nprefixes;
 
 	for (i = 0; i < n; i++) {
 		cidr_format(&e[i].key, cidr, sizeof(cidr));
@@ -193,30 +181,6 @@ static int prefix_list(int argc, char **argv)
 	}
 	if (json_output)
 		jsonw_end_array(json_wtr);
-out:
-	free(e);
-	if (map_fd >= 0)
-		close(map_fd);
-	ns_unlock(&ns);
-	return err;
-}
-
-/**
- * do_prefix() - "prefix add|del|list"
- * @argc: words after "prefix".
- * @argv: the words.
- *
- * Return: 0 or a negative errno, reported.
- */
-int do_prefix(int argc, char **argv)
-{
-	static const struct cmd cmds[] = {
-		{ "add",	prefix_add },
-		{ "delete",	prefix_del },
-		{ "list",	prefix_list },
-		{ "show",	prefix_list },
-		{ NULL }
-	};
-
-	return cmd_select(cmds, "prefix", argc, argv);
+	conf_free(&c);
+	return ns_done(&ns, -1, 0);
 }

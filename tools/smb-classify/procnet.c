@@ -100,6 +100,17 @@ int ksched_parse_class(const char *line, struct ksched_class *c)
 	return 0;
 }
 
+/* Room for one more element at the end of *@arr.  Return: it, or NULL. */
+static void *append(void *arr, unsigned int *n, size_t esz)
+{
+	void **p = arr, *tmp = realloc(*p, (*n + 1) * esz);
+
+	if (!tmp)
+		return NULL;
+	*p = tmp;
+	return (char *)tmp + (*n)++ * esz;
+}
+
 /* Keys of struct ksched_state, by name. */
 #define KEY(k, f)	{ k, offsetof(struct ksched_state, f), \
 			  sizeof(((struct ksched_state *)0)->f) }
@@ -114,7 +125,8 @@ static const struct {
 	KEY("verdict_clamped", verdict_clamped),
 	KEY("max_inflight", max_inflight), KEY("inflight", inflight),
 	KEY("queued", queued), KEY("clients", clients),
-	KEY("alloc_fail", alloc_fail),
+	KEY("alloc_fail", alloc_fail), KEY("payloads", payloads),
+	KEY("payload_pages", payload_pages),
 };
 
 static void set_field(struct ksched_state *st, size_t off, size_t size,
@@ -141,8 +153,8 @@ static void set_field(struct ksched_state *st, size_t off, size_t size,
  */
 int ksched_parse_line(struct ksched_state *st, const char *line)
 {
-	struct ksched_kv kv, *kvs;
-	struct ksched_class c, *tmp;
+	struct ksched_kv kv, *kvp;
+	struct ksched_class c, *cp;
 	const char *p;
 	uint64_t v;
 	size_t i;
@@ -152,22 +164,20 @@ int ksched_parse_line(struct ksched_state *st, const char *line)
 			st->skipped++;
 			return 0;
 		}
-		tmp = realloc(st->classes, (st->nclasses + 1) * sizeof(*tmp));
-		if (!tmp)
+		cp = append(&st->classes, &st->nclasses, sizeof(c));
+		if (!cp)
 			return -ENOMEM;
-		st->classes = tmp;
-		st->classes[st->nclasses++] = c;
+		*cp = c;
 		return 0;
 	}
 	if (sscanf(line, "%47[a-z0-9_]: %79[^\n]", kv.key, kv.val) != 2) {
 		st->skipped++;
 		return 0;
 	}
-	kvs = realloc(st->kv, (st->nkv + 1) * sizeof(*kvs));
-	if (!kvs)
+	kvp = append(&st->kv, &st->nkv, sizeof(kv));
+	if (!kvp)
 		return -ENOMEM;
-	st->kv = kvs;
-	st->kv[st->nkv++] = kv;
+	*kvp = kv;
 	if (!strcmp(kv.key, "name")) {
 		snprintf(st->name, sizeof(st->name), "%.31s", kv.val);
 		return 0;
@@ -182,6 +192,8 @@ int ksched_parse_line(struct ksched_state *st, const char *line)
 			set_field(st, state_keys[i].off, state_keys[i].size, v);
 		if (!strcmp(kv.key, "max_inflight"))
 			st->has_disp = true;
+		if (!strcmp(kv.key, "payloads"))
+			st->has_held = true;
 	}
 	return 0;
 }
@@ -298,7 +310,7 @@ int ksched_parse_client(const char *line, struct ksched_client *c)
 int ksched_parse_clients(FILE *f, struct ksched_client **out,
 			 unsigned int *n)
 {
-	struct ksched_client c, *tmp;
+	struct ksched_client c, *cp;
 	char line[512];
 
 	*out = NULL;
@@ -306,15 +318,14 @@ int ksched_parse_clients(FILE *f, struct ksched_client **out,
 	while (fgets(line, sizeof(line), f)) {
 		if (ksched_parse_client(line, &c))
 			continue;
-		tmp = realloc(*out, (*n + 1) * sizeof(*tmp));
-		if (!tmp) {
+		cp = append(out, n, sizeof(c));
+		if (!cp) {
 			free(*out);
 			*out = NULL;
 			*n = 0;
 			return -ENOMEM;
 		}
-		*out = tmp;
-		(*out)[(*n)++] = c;
+		*cp = c;
 	}
 	return 0;
 }

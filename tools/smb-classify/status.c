@@ -42,24 +42,18 @@ struct status {
 	long nclients;
 };
 
-/* Entries of a pinned map, or -1 when it is not pinned. */
-static int count_pinned(struct ns_ctx *ns,
-			int (*open)(struct ns_ctx *, bool, int *),
-			unsigned int key_size, const char *what, long *n)
+/* Entries of the pinned maps; -1 for one that is not pinned. */
+static int count_pinned(struct ns_ctx *ns, long *nprefixes, long *npolicies)
 {
-	unsigned int count;
-	int fd, err;
+	unsigned int pinned;
+	struct conf c;
+	int err = pinned_entries(ns, &c, &pinned);
 
-	*n = -1;
-	err = open(ns, false, &fd);
-	if (err || fd < 0)
-		return err;
-	err = map_count(fd, key_size, &count);
-	close(fd);
-	if (err)
-		p_err("cannot count %s: %s", what, strerror(-err));
-	else
-		*n = count;
+	if (!err && pinned & 1)
+		*nprefixes = c.nprefixes;
+	if (!err && pinned & 2)
+		*npolicies = c.npolicies;
+	conf_free(&c);
 	return err;
 }
 
@@ -101,12 +95,7 @@ static int status_gather(struct status *s)
 	if (!err && s->stale)
 		err = ns_remove_pins(&s->ns);
 	if (!err)
-		err = count_pinned(&s->ns, prefixes_open,
-				   sizeof(struct smb_prefix_key), "prefixes",
-				   &s->nprefixes);
-	if (!err)
-		err = count_pinned(&s->ns, policy_open, sizeof(__u32),
-				   "policies", &s->npolicies);
+		err = count_pinned(&s->ns, &s->nprefixes, &s->npolicies);
 	if (!err && link_fd >= 0 &&
 	    !bpf_link_get_info_by_fd(link_fd, &info, &len)) {
 		s->pinned = true;
@@ -129,18 +118,38 @@ static void json_kv(const struct ksched_kv *kv)
 		json_text_field(json_wtr, kv->key, kv->val);
 }
 
+static void json_u64s(const char *const *names, const uint64_t *v,
+		      unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		jsonw_uint_field(json_wtr, names[i], v[i]);
+}
+
+/* A count, or null for a map that is not pinned (-1). */
+static void json_count(const char *name, long n)
+{
+	if (n >= 0)
+		jsonw_uint_field(json_wtr, name, n);
+	else
+		jsonw_null_field(json_wtr, name);
+}
+
 static void json_class(const struct ksched_class *c)
 {
 	uint64_t bound;
 	unsigned int j;
 	bool open;
 
+	static const char *const names[] = {
+		"class", "dispatched", "bypassed", "bytes", "wait_ns",
+	};
+	const uint64_t v[] = { c->id, c->dispatched, c->bypassed, c->bytes,
+			       c->wait_ns };
+
 	jsonw_start_object(json_wtr);
-	jsonw_uint_field(json_wtr, "class", c->id);
-	jsonw_uint_field(json_wtr, "dispatched", c->dispatched);
-	jsonw_uint_field(json_wtr, "bypassed", c->bypassed);
-	jsonw_uint_field(json_wtr, "bytes", c->bytes);
-	jsonw_uint_field(json_wtr, "wait_ns", c->wait_ns);
+	json_u64s(names, v, ARRAY_SIZE(v));
 	if (c->dispatched)
 		jsonw_uint_field(json_wtr, "mean_wait_ns",
 				 ksched_class_mean_ns(c));
@@ -184,6 +193,13 @@ static void status_json(const struct status *s)
 	const struct ksched_state *st = &s->st;
 	unsigned int i;
 
+	static const char *const counters[] = {
+		"conns_classified", "reqs_classified", "class_clamped",
+		"verdict_clamped",
+	};
+	const uint64_t cv[] = { st->conns_classified, st->reqs_classified,
+				st->class_clamped, st->verdict_clamped };
+
 	jsonw_start_object(json_wtr);
 	jsonw_uint_field(json_wtr, "netns_ino", s->ns.ino);
 	json_text_field(json_wtr, "netns", s->ns.label);
@@ -207,29 +223,30 @@ static void status_json(const struct status *s)
 	if (s->pinned)
 		jsonw_uint_field(json_wtr, "ops_max_inflight",
 				 s->oi.max_inflight);
-	if (s->nprefixes >= 0)
-		jsonw_uint_field(json_wtr, "prefixes", s->nprefixes);
-	else
-		jsonw_null_field(json_wtr, "prefixes");
-	if (s->npolicies >= 0)
-		jsonw_uint_field(json_wtr, "policies", s->npolicies);
-	else
-		jsonw_null_field(json_wtr, "policies");
-	jsonw_uint_field(json_wtr, "conns_classified", st->conns_classified);
-	jsonw_uint_field(json_wtr, "reqs_classified", st->reqs_classified);
-	jsonw_uint_field(json_wtr, "class_clamped", st->class_clamped);
-	jsonw_uint_field(json_wtr, "verdict_clamped", st->verdict_clamped);
+	json_count("prefixes", s->nprefixes);
+	json_count("policies", s->npolicies);
+	json_u64s(counters, cv, ARRAY_SIZE(cv));
 	jsonw_bool_field(json_wtr, "removed_stale_pins", s->stale);
 	jsonw_name(json_wtr, "dispatcher");
 	if (!st->has_disp) {
 		jsonw_null(json_wtr);
 	} else {
+		static const char *const names[] = {
+			"max_inflight", "inflight", "queued", "clients",
+			"alloc_fail",
+		};
+		const uint64_t v[] = { st->max_inflight, st->inflight,
+				       st->queued, st->clients, st->alloc_fail };
+
 		jsonw_start_object(json_wtr);
-		jsonw_uint_field(json_wtr, "max_inflight", st->max_inflight);
-		jsonw_uint_field(json_wtr, "inflight", st->inflight);
-		jsonw_uint_field(json_wtr, "queued", st->queued);
-		jsonw_uint_field(json_wtr, "clients", st->clients);
-		jsonw_uint_field(json_wtr, "alloc_fail", st->alloc_fail);
+		json_u64s(names, v, ARRAY_SIZE(v));
+		jsonw_end_object(json_wtr);
+	}
+	if (st->has_held) {
+		jsonw_name(json_wtr, "held");
+		jsonw_start_object(json_wtr);
+		jsonw_uint_field(json_wtr, "payloads", st->payloads);
+		jsonw_uint_field(json_wtr, "payload_pages", st->payload_pages);
 		jsonw_end_object(json_wtr);
 	}
 	jsonw_name(json_wtr, "classes");
@@ -329,6 +346,10 @@ static void status_text(const struct status *s)
 	       (unsigned long long)st->reqs_classified,
 	       (unsigned long long)st->class_clamped,
 	       (unsigned long long)st->verdict_clamped);
+	if (st->has_held)
+		printf("held:              %llu payloads, %llu pages (all netns)\n",
+		       (unsigned long long)st->payloads,
+		       (unsigned long long)st->payload_pages);
 	if (st->has_disp)
 		status_classes_text(st);
 }
@@ -414,6 +435,12 @@ static void status_openmetrics(const struct status *s)
 		om_family("max_inflight", "gauge", "dispatch budget in force");
 		printf("ksmbd_sched_max_inflight{netns=\"%lu\"} %u\n", ino,
 		       st->max_inflight);
+	}
+	if (st->has_held) {
+		om_family("held_payload_pages", "gauge",
+			  "pages of spliced READ payloads held (all netns)");
+		printf("ksmbd_sched_held_payload_pages %llu\n",
+		       (unsigned long long)st->payload_pages);
 	}
 	for (k = 0; k < ARRAY_SIZE(classc); k++) {
 		om_family(classc[k].name, classc[k].type, classc[k].help);
@@ -506,9 +533,6 @@ int do_status(int argc, char **argv)
 	unsigned int i;
 	int err;
 
-	err = no_args("status", argc, argv);
-	if (err)
-		return err;
 	if (!word_abbrev(fmt, "text") && !word_abbrev(fmt, "json") &&
 	    !word_abbrev(fmt, "openmetrics") && !word_abbrev(fmt, "kernel")) {
 		p_err("status: unknown output '%.40s' (text, json, openmetrics, kernel)",
@@ -522,7 +546,7 @@ int do_status(int argc, char **argv)
 	}
 	if (word_abbrev(fmt, "json"))
 		json_output = true;
-	err = ns_resolve(&s.ns, false);
+	err = ns_cmd("status", argc, argv, &s.ns, false);
 	if (err)
 		return err;
 	/*
@@ -571,20 +595,14 @@ int do_clients(int argc, char **argv)
 	long n, i;
 	int err;
 
-	err = no_args("clients", argc, argv);
-	if (!err)
-		err = ns_resolve(&ns, true);
+	err = ns_cmd("clients", argc, argv, &ns, true);
 	if (err)
 		return err;
 	err = clients_read(&c, &n);
-	if (err == -ENOENT) {
-		p_err("this kernel has no per-client listing (%s missing: ksmbd without BPF scheduling, or older than the clients interface)",
-		      KSCHED_CLIENTS_PROC);
-		return err;
-	}
 	if (err) {
-		p_err("cannot read %s: %s", KSCHED_CLIENTS_PROC,
-		      strerror(-err));
+		p_err(err == -ENOENT ?
+		      "this kernel has no per-client listing (%s missing: ksmbd without BPF scheduling, or older than the clients interface)%.0s" :
+		      "cannot read %s: %s", KSCHED_CLIENTS_PROC, strerror(-err));
 		return err;
 	}
 	if (json_output) {

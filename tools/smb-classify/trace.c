@@ -306,9 +306,7 @@ int do_trace(int argc, char **argv)
 	struct ns_ctx ns;
 	int err;
 
-	err = no_args("trace", argc, argv);
-	if (!err)
-		err = ns_resolve(&ns, true);
+	err = ns_cmd("trace", argc, argv, &ns, true);
 	if (err)
 		return err;
 	/*

@@ -19,7 +19,14 @@ source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 # shellcheck source=../testlib-sched.sh
 source "$VM_DIR/testlib-sched.sh"
 loop_pid=
-trap 'kill $loop_pid 2>/dev/null; sched_ltrace_stop; sched_cleanup' EXIT
+stop_loop() {
+	if [[ -n $loop_pid ]]; then
+		kill "$loop_pid" 2>/dev/null || true
+		wait "$loop_pid" 2>/dev/null || true
+	fi
+	loop_pid=
+}
+trap 'stop_loop; sched_ltrace_stop; sched_cleanup' EXIT
 
 tmp=$sched_tmp
 UNIT_IN=$VM_CHECKOUT/tools/smb-classify/dist/smb-classify.service.in
