@@ -44,6 +44,8 @@ static int running_conf(struct ns_ctx *ns, struct conf *c)
 		return err;
 	err = ns_lock(ns, false);
 	if (!err)
+		err = pinned_entries(ns, c, &pinned);
+	if (!err)
 		err = link_check(ns, &st, &fd, &id, &stale);
 	if (!err && fd >= 0 && !bpf_link_get_info_by_fd(fd, &info, &len) &&
 	    !ops_data(info.struct_ops.map_id, &oi)) {
@@ -52,10 +54,10 @@ static int running_conf(struct ns_ctx *ns, struct conf *c)
 	}
 	if (fd >= 0)
 		close(fd);
-	if (!err)
-		err = pinned_entries(ns, c, &pinned);
 	if (err == -ENOENT)	/* nothing pinned at all */
 		err = 0;
+	if (err)
+		conf_free(c);
 	ns_unlock(ns);
 	ksched_free(&st);
 	return err;
