@@ -107,8 +107,15 @@ vm_sched_value() {
 # vm_sched_held_zero: the kernel holds no spliced READ payload and no
 # payload page (exact counters, not MemFree: tmpfs, the page cache and
 # socket buffers do not move them).  False when the lines are missing.
-vm_sched_held_zero() {
-	[[ $(vm_sched_value payloads) == 0 && $(vm_sched_value payload_pages) == 0 ]]
+vm_sched_held_zero() { vm_sched_zero payloads payload_pages; }
+
+# vm_sched_zero KEY...: every KEY of /proc/net/ksmbd_sched is 0 (one read
+# through smb-classify); false when one is missing.
+vm_sched_zero() {
+	local -A v
+	local k x
+	while read -r k x; do v[$k]=$x; done < <(smb-classify -o kernel status)
+	for k; do [[ ${v[$k]:-} == 0 ]] || return 1; done
 }
 
 # Result helpers for tests: one line per check, PASS/FAIL/SKIP.

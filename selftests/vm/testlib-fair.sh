@@ -76,10 +76,7 @@ fair_at_least() { (( $(sched_proc "$1") >= $2 )); }
 
 # fair_idle: nothing in flight, nothing queued, no client, no payload
 # page held.
-fair_idle() {
-	[[ $(sched_proc inflight) == 0 && $(sched_proc queued) == 0 &&
-	   $(sched_proc clients) == 0 ]] && vm_sched_held_zero
-}
+fair_idle() { vm_sched_zero inflight queued clients payloads payload_pages; }
 
 # fair_dispatched_sum ID...: sum of "dispatched" over classes.
 fair_dispatched_sum() {

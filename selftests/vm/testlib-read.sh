@@ -108,7 +108,4 @@ read_no_conn() {
 
 # read_disp_idle: the dispatcher has nothing in flight or queued, and the
 # kernel holds no payload page.
-read_disp_idle() {
-	[[ $(vm_sched_value inflight) == 0 && $(vm_sched_value queued) == 0 ]] &&
-		vm_sched_held_zero
-}
+read_disp_idle() { vm_sched_zero inflight queued payloads payload_pages; }

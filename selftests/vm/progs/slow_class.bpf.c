@@ -10,21 +10,10 @@
  * link while the call is held, so that connection is classified during
  * the update, deterministically.  Every call returns class_word.
  */
-#include <linux/types.h>
-#include <linux/bpf.h>
-#include <linux/ksmbd_sched.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
+#include "ksmbd_sched_ops.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-struct ksmbd_sched_ops {
-	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
-	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
-	__u32 max_inflight;
-	__u32 flags;
-	char name[KSMBD_SCHED_NAME_LEN];
-} __attribute__((preserve_access_index));
 
 const volatile __u32 class_word = KSMBD_SCHED_CLASS(42, 1, 0);
 /*
