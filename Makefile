@@ -4,6 +4,7 @@
 #
 #   make deps          install build and test dependencies (apt, as root)
 #   make kernel        extract linux-source-6.12, apply kernel/, build (cached)
+#   make module        ksmbd.ko for Debian's 6.12 kernel (out of tree, cached)
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
 #   make check         host unit tests (cmocka), seconds
 #   make test          check + the VM suite (real ksmbd, real SMB clients)
@@ -40,13 +41,13 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite \
 	python3-impacket
 
-.PHONY: all deps kernel kernel-src libbpf tools bpf check test vmtest demo \
+.PHONY: all deps kernel kernel-src module libbpf tools bpf check test vmtest demo \
 	bench help clean install checkpatch kernel-series test-debug stress
 
 all: kernel tools
 
 help:
-	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -65,6 +66,11 @@ kernel-src: deps
 
 kernel: deps
 	scripts/kernel.sh build
+
+# Debian's headers/kbuild/image are fetched with apt-get download and
+# unpacked into $(CACHE_DIR)/debian; nothing is installed on the host.
+module: deps libbpf
+	scripts/module.sh all
 
 libbpf: deps
 	scripts/kernel.sh tools
