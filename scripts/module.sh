@@ -13,7 +13,8 @@
 #                              + the uapi header, ASN.1 parsers generated
 #   scripts/module.sh build    ksmbd.ko, then check vermagic and BTF
 #   scripts/module.sh vmroot   the guest's /lib/modules/$KVER: Debian's
-#                              modules + our ksmbd.ko in updates/, depmod
+#                              modules + our ksmbd.ko in updates/, depmod;
+#                              and the VM's initramfs (busybox, 9p modules)
 #   scripts/module.sh all      all of the above (the default)
 #
 # Layout under $CACHE_DIR:
@@ -22,7 +23,8 @@
 #                    lib/modules/$KVER, bin/busybox)
 #   module/src/      the module source (Kbuild, Makefile, fs/..., include/...)
 #   module/ksmbd.ko  the result
-#   vm/modules/      lib/modules/$KVER for the test VM
+#   vm/modules/      lib/modules/$KVER for the test VM (modprobe -d)
+#   vm/initramfs.cpio.gz  mounts the 9p root and switch_roots to guest-init
 # Nothing is installed on the host: no /boot, no /lib/modules, no dpkg -i.
 set -euo pipefail
 
@@ -113,7 +115,7 @@ do_source() {
 	# Only files whose content changed get a new mtime: make stays
 	# incremental across re-runs.
 	mkdir -p "$MSRC"
-	rsync -a --checksum --delete --exclude='*.o' --exclude='*.ko' \
+	rsync -rlp --checksum --delete --exclude='*.o' --exclude='*.ko' \
 		--exclude='*.cmd' --exclude='*.mod*' --exclude='.*' \
 		--exclude=modules.order --exclude=Module.symvers \
 		"$tmp/" "$MSRC/"
@@ -174,10 +176,47 @@ do_vmroot() {
 	echo "$want" >"$stamp"
 }
 
+# The initramfs of the VM on Debian's kernel: 9p and virtio are modules
+# there.  /init loads them, mounts the host's root (9p, read-only) and
+# switch_roots into the init= of the command line (selftests/vm/guest-init).
+do_initramfs() {
+	local out=$CACHE_DIR/vm/initramfs.cpio.gz want tmp m f
+	want=$( (sha256sum "$VMMOD/.stamp" "$TOP/scripts/module/initramfs-init";
+		 echo "$KVER") | sha256sum | cut -d' ' -f1)
+	[ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$want" ] && return 0
+	log "initramfs $out"
+	tmp=$CACHE_DIR/vm/initramfs.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp/bin" "$tmp/modules" "$tmp/proc" "$tmp/sys" "$tmp/dev" \
+		"$tmp/newroot"
+	cp "$ROOT/bin/busybox" "$tmp/bin/busybox"
+	ln -s busybox "$tmp/bin/sh"
+	cp "$TOP/scripts/module/initramfs-init" "$tmp/init"
+	chmod 755 "$tmp/init"
+	# Dependency order from modprobe; xz-decompressed for busybox insmod.
+	for m in 9pnet_virtio 9p overlay; do
+		modprobe -d "$VMMOD" -S "$KVER" --show-depends "$m"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+	while read -r f; do
+		m=$(basename "$f")
+		m=${m%.xz}
+		case $f in
+		*.xz) xz -dc "$f" >"$tmp/modules/$m" ;;
+		*) cp "$f" "$tmp/modules/$m" ;;
+		esac
+		echo "$m" >>"$tmp/modules/order"
+	done
+	(cd "$tmp" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) |
+		gzip -1 >"$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$tmp"
+	echo "$want" >"$out.stamp"
+}
+
 case "${1:-all}" in
 fetch) do_fetch ;;
 source) do_source ;;
 build) do_build ;;
-vmroot|all) do_vmroot ;;
+vmroot|all) do_vmroot; do_initramfs ;;
 *) die "usage: $0 fetch|source|build|vmroot|all" ;;
 esac
