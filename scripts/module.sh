@@ -32,6 +32,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ksmbd-bpf-sched}
 export CACHE_DIR
 KVER=${KVER:-6.12.117+deb12-amd64}
+# The project's version (smb-classify -V), also the module's and packages'.
+VERSION=$(sed -n 's/^#define SMB_CLASSIFY_VERSION[[:space:]]*"\(.*\)"/\1/p' \
+	"$TOP/tools/smb-classify/main.h")
 DEB_VERSION=${DEB_VERSION:-6.12.117-1~deb12u1}
 KBASE=${KVER%-amd64}
 SRC=$CACHE_DIR/src/linux
@@ -105,19 +108,30 @@ do_source() {
 	cp -a "$SRC"/fs/nls/nls_ucs2_utils.h "$SRC"/fs/nls/nls_ucs2_data.h \
 		"$tmp/fs/nls/"
 	cp -a "$SRC/include/uapi/linux/ksmbd_sched.h" "$tmp/include/uapi/linux/"
-	# Generated ASN.1 parsers; without the .asn1 sources kbuild takes
-	# them as they are and needs no asn1_compiler.
+	# Generated ASN.1 parsers, as *_shipped: without the .asn1 sources
+	# kbuild copies them and needs no asn1_compiler, and "make clean"
+	# (which deletes *.asn1.[ch]; DKMS runs it) keeps them.
 	for f in "$tmp"/fs/smb/server/*.asn1; do
-		"$asn1c" "$f" "${f%.asn1}.asn1.c" "${f%.asn1}.asn1.h"
+		"$asn1c" "$f" "${f%.asn1}.asn1.c_shipped" "${f%.asn1}.asn1.h_shipped"
 		rm -f "$f"
 	done
 	cp "$TOP/scripts/module/Kbuild" "$TOP/scripts/module/Makefile" "$tmp/"
+	# A module version: tells this ksmbd.ko from Debian's in modinfo, and
+	# lets DKMS replace Debian's (which has none) without --force.
+	cat >"$tmp/fs/smb/server/ksmbd_bpf_sched_version.c" <<-EOF
+	// SPDX-License-Identifier: GPL-2.0-or-later
+	/* Out-of-tree ksmbd.ko with ksmbd-bpf-sched (scripts/module.sh). */
+	#include <linux/module.h>
+	MODULE_VERSION("$VERSION-bpf-sched");
+	EOF
+	echo 'ksmbd-y += ksmbd_bpf_sched_version.o' >>"$tmp/fs/smb/server/Makefile"
 	# Only files whose content changed get a new mtime: make stays
 	# incremental across re-runs.
 	mkdir -p "$MSRC"
 	rsync -rlp --checksum --delete --exclude='*.o' --exclude='*.ko' \
 		--exclude='*.cmd' --exclude='*.mod*' --exclude='.*' \
 		--exclude=modules.order --exclude=Module.symvers \
+		--exclude='*.asn1.[ch]' \
 		"$tmp/" "$MSRC/"
 	rm -rf "$tmp"
 }
@@ -173,7 +187,26 @@ do_vmroot() {
 	mkdir -p "$VMMOD/lib/modules/$KVER/updates"
 	cp "$KO" "$VMMOD/lib/modules/$KVER/updates/ksmbd.ko"
 	depmod -b "$VMMOD" "$KVER"
+	do_admin_tree
 	echo "$want" >"$stamp"
+}
+
+# For the package test (selftests/vm/tests/91-packages.sh): Debian's own
+# module tree as the image package installs it, without our ksmbd.ko, cut
+# to what ksmbd and its crypto need (depmod over all of Debian's modules
+# takes minutes under TCG, and DKMS runs it on install and on remove).
+do_admin_tree() {
+	local dst=$CACHE_DIR/vm/admin/lib/modules/$KVER d f
+	rm -rf "$CACHE_DIR/vm/admin"
+	mkdir -p "$dst"
+	for d in fs/smb fs/nls crypto lib arch/x86/crypto; do
+		mkdir -p "$dst/kernel/$(dirname "$d")"
+		cp -al "$ROOT/lib/modules/$KVER/kernel/$d" "$dst/kernel/$d"
+	done
+	for f in modules.builtin modules.builtin.modinfo modules.order; do
+		cp "$ROOT/lib/modules/$KVER/$f" "$dst/"
+	done
+	depmod -b "$CACHE_DIR/vm/admin" "$KVER"
 }
 
 # The initramfs of the VM on Debian's kernel: 9p and virtio are modules
