@@ -48,8 +48,10 @@ endif
 export VM_KERNEL
 ifeq ($(VM_KERNEL),tiny)
 VM_KERNEL_DEP := kernel
+DEMO_KERNEL_DEP := kernel
 else
 VM_KERNEL_DEP := vm-stock
+DEMO_KERNEL_DEP := module
 endif
 
 # Debian packages the build and the tests need.
@@ -126,11 +128,11 @@ test-debug: tools
 
 # Stress runs, each bounded in count and time, on loopback in the VM; too
 # long for make test.  STRESS="91-conn-storm ..." picks some.
-stress: $(VM_KERNEL_DEP) tools
+stress: $(DEMO_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
 	selftests/vm/run-suite $(or $(addprefix selftests/vm/stress/,$(addsuffix .sh,$(STRESS))),selftests/vm/stress/*.sh)
 
-demo: $(VM_KERNEL_DEP) tools
+demo: $(DEMO_KERNEL_DEP) tools
 	selftests/vm/run selftests/vm/demo.sh
 
 # The recorded bench numbers are of the in-tree kernel.

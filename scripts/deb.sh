@@ -147,7 +147,14 @@ EOF
 # here in private trees under $OUT/dkms (not /var/lib/dkms, not
 # /lib/modules), against the unpacked headers.
 build_prebuilt() {
-	local t=$OUT/dkms args
+	local t=$OUT/dkms args want
+	# Skipped when the package's source and the kernel are unchanged.
+	want=$( (cd "$STAGE/dkms/usr/src" && find . -type f -print0 | sort -z |
+		 xargs -0 sha256sum; echo "$KVER") | sha256sum | cut -d' ' -f1)
+	if [ -f "$OUT/$NAME-$VERSION.dkms.tar.gz" ] &&
+	   [ "$(cat "$t/.stamp" 2>/dev/null)" = "$want" ]; then
+		return 0
+	fi
 	rm -rf "$t"
 	mkdir -p "$t/tree" "$t/src" "$t/lib-modules/$KVER"
 	cp -a "$STAGE/dkms/usr/src/$NAME-$VERSION" "$t/src/"
@@ -161,6 +168,7 @@ build_prebuilt() {
 		{ cat "$t/build.log" >&2; die "dkms build failed"; }
 	dkms mktarball -m $NAME -v "$VERSION" -k "$KVER" "${args[@]}" \
 		--archive "$OUT/$NAME-$VERSION.dkms.tar.gz" >/dev/null
+	echo "$want" >"$t/.stamp"
 	log "$OUT/$NAME-$VERSION.dkms.tar.gz"
 }
 
