@@ -4,9 +4,13 @@
 #
 #   make deps          install build and test dependencies (apt, as root)
 #   make kernel        extract linux-source-6.12, apply kernel/, build (cached)
+#   make module        ksmbd.ko for Debian's 6.12 kernel (out of tree, cached)
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
-#   make check         host unit tests (cmocka), seconds
-#   make test          check + the VM suite (real ksmbd, real SMB clients)
+#   make deb           the DKMS package (ksmbd.ko) and the smb-classify package
+#   make check         host unit tests (cmocka), kernel/patches apply; seconds
+#   make test          check + the VM suite (real ksmbd, real SMB clients) on
+#                      Debian's kernel with our ksmbd.ko (VM_KERNEL=tiny or
+#                      KDEBUG=1: the in-tree kernel, ksmbd built in)
 #   make test-debug    the VM suite on the KASAN/lockdep kernel (KDEBUG=1)
 #   make demo          boot the VM and show classification of real clients
 #   make bench         A/B benchmarks in one VM boot each (ratios)
@@ -34,21 +38,39 @@ BPFTOOL    := $(CACHE_DIR)/bpftool/bpftool
 CLANG      ?= clang-19
 export LIBBPF_DIR BPFTOOL CLANG
 
+# The VM's kernel: stock = Debian's linux-image-6.12.117+deb12-amd64 with
+# our ksmbd.ko (make module); tiny = the in-tree tinyconfig kernel, ksmbd
+# built in (make kernel), always with KDEBUG=1 (KASAN, lockdep).
+ifneq ($(KDEBUG),)
+VM_KERNEL ?= tiny
+else
+VM_KERNEL ?= stock
+endif
+export VM_KERNEL
+ifeq ($(VM_KERNEL),tiny)
+VM_KERNEL_DEP := kernel
+DEMO_KERNEL_DEP := kernel
+else
+VM_KERNEL_DEP := vm-stock
+DEMO_KERNEL_DEP := module
+endif
+
 # Debian packages the build and the tests need.
 DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	dwarves ccache clang-19 llvm-19 qemu-system-x86 ksmbd-tools smbclient \
 	cifs-utils fio libcmocka-dev zlib1g-dev libcap-dev pkg-config rsync \
 	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite \
 	python3-impacket libtracefs-dev libtraceevent-dev python3-docutils \
-	python3-prometheus-client systemd
+	python3-prometheus-client systemd dkms
 
-.PHONY: all deps kernel kernel-src libbpf tools bpf check test vmtest demo \
-	bench help clean install checkpatch kernel-series test-debug stress
+.PHONY: all deps kernel kernel-src module deb vm-stock libbpf tools bpf check \
+	test vmtest demo bench help clean install checkpatch kernel-series \
+	test-debug stress
 
 all: kernel tools
 
 help:
-	@sed -n '3,21p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,23p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -68,6 +90,18 @@ kernel-src: deps
 kernel: deps
 	scripts/kernel.sh build
 
+# Debian's headers/kbuild/image are fetched with apt-get download and
+# unpacked into $(CACHE_DIR)/debian; nothing is installed on the host.
+module: deps libbpf
+	scripts/module.sh all
+
+# make module + the packages + the DKMS tarball the package test installs.
+deb: module tools
+	scripts/deb.sh
+
+vm-stock: module tools
+	scripts/deb.sh prebuilt
+
 libbpf: deps
 	scripts/kernel.sh tools
 
@@ -79,8 +113,9 @@ bpf: tools
 check: tools
 	$(MAKE) -C selftests/unit run
 	$(MAKE) -C tools/smb-classify verify-unit
+	scripts/kernel.sh check-patches
 
-vmtest: kernel tools
+vmtest: $(VM_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
 	selftests/vm/run-suite
 
@@ -92,17 +127,19 @@ test: check vmtest
 test-debug: tools
 	KDEBUG=1 scripts/kernel.sh build
 	$(MAKE) -C selftests/vm
-	KDEBUG=1 selftests/vm/run-suite
+	KDEBUG=1 VM_KERNEL=tiny selftests/vm/run-suite
 
 # Stress runs, each bounded in count and time, on loopback in the VM; too
 # long for make test.  STRESS="91-conn-storm ..." picks some.
-stress: kernel tools
+stress: $(DEMO_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
 	selftests/vm/run-suite $(or $(addprefix selftests/vm/stress/,$(addsuffix .sh,$(STRESS))),selftests/vm/stress/*.sh)
 
-demo: kernel tools
+demo: $(DEMO_KERNEL_DEP) tools
 	selftests/vm/run selftests/vm/demo.sh
 
+# The recorded bench numbers are of the in-tree kernel.
+bench: export VM_KERNEL = tiny
 bench: kernel tools
 	$(MAKE) -C selftests/vm
 	selftests/bench/run

@@ -11,6 +11,10 @@
 #   scripts/kernel.sh build    bzImage with ccache (incremental)
 #   scripts/kernel.sh tools    libbpf.a + headers and bpftool from the same tree
 #   scripts/kernel.sh all      all of the above, in order
+#   scripts/kernel.sh check-patches
+#                              git apply --check of kernel/patches, in order,
+#                              on Debian's 6.12 base (a scratch index: the
+#                              tree is not touched); seconds
 #
 # Layout under $CACHE_DIR (default ~/.cache/ksmbd-bpf-sched):
 #   src/linux      the source tree (a git repo whose first commit is Debian's)
@@ -135,6 +139,24 @@ do_tools() {
 		feature-clang-bpf-co-re=0 -j1
 }
 
+do_check_patches() {
+	do_source
+	local idx p n=0
+	idx=$(mktemp "${TMPDIR:-/tmp}/ksmbd-bpf-sched-index.XXXXXX")
+	# shellcheck disable=SC2064
+	trap "rm -f '$idx'" RETURN
+	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree base
+	for p in "$TOP"/kernel/patches/*.patch; do
+		[ -e "$p" ] || continue
+		# --cached: applied to the scratch index, so each patch is
+		# checked on top of the ones before it.
+		GIT_INDEX_FILE=$idx git -C "$SRC" apply --cached --whitespace=nowarn "$p" ||
+			die "patch $(basename "$p") does not apply to the 6.12 base"
+		n=$((n + 1))
+	done
+	log "kernel/patches: $n apply to Debian's linux-source-6.12 base"
+}
+
 case "${1:-all}" in
 source) do_source ;;
 apply) do_apply ;;
@@ -142,5 +164,6 @@ config) do_apply; do_config ;;
 build) do_apply; do_config; do_build ;;
 tools) do_source; do_tools ;;
 all) do_apply; do_config; do_build; do_tools ;;
-*) die "usage: $0 source|apply|config|build|tools|all" ;;
+check-patches) do_check_patches ;;
+*) die "usage: $0 source|apply|config|build|tools|all|check-patches" ;;
 esac

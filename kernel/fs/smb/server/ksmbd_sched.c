@@ -37,6 +37,7 @@
 #include <linux/bpf_verifier.h>
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
+#include <linux/ctype.h>
 #include <linux/hashtable.h>
 #include <linux/init.h>
 #include <linux/jhash.h>
@@ -53,6 +54,7 @@
 #include <linux/seq_file.h>
 #include <linux/seq_file_net.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
@@ -791,6 +793,25 @@ static const struct bpf_verifier_ops ksmbd_sched_verifier_ops = {
 	.is_valid_access = ksmbd_sched_is_valid_access,
 };
 
+/*
+ * The check bpf_obj_name_cpy() makes, which 6.12 does not export to
+ * modules: a non-empty name of alphanumerics, '_' and '.', NUL-terminated
+ * within @size.  Returns 0 and copies it (zero-padded), or -EINVAL.
+ */
+static int ksmbd_sched_name_cpy(char *dst, const char *src, size_t size)
+{
+	size_t i, len = strnlen(src, size);
+
+	if (!len || len == size)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (!isalnum(src[i]) && src[i] != '_' && src[i] != '.')
+			return -EINVAL;
+	memset(dst, 0, size);
+	memcpy(dst, src, len);
+	return 0;
+}
+
 static int ksmbd_sched_init_member(const struct btf_type *t,
 				   const struct btf_member *member,
 				   void *kdata, const void *udata)
@@ -811,8 +832,8 @@ static int ksmbd_sched_init_member(const struct btf_type *t,
 		ops->flags = uops->flags;
 		return 1;
 	case offsetof(struct ksmbd_sched_ops, name):
-		if (bpf_obj_name_cpy(ops->name, uops->name,
-				     sizeof(ops->name)) <= 0)
+		if (ksmbd_sched_name_cpy(ops->name, uops->name,
+					 sizeof(ops->name)))
 			return -EINVAL;
 		return 1;
 	}
@@ -1092,27 +1113,20 @@ static struct pernet_operations ksmbd_sched_net_ops = {
  */
 int ksmbd_sched_init(void)
 {
-	struct workqueue_attrs *attrs;
 	int err;
 
 	/*
-	 * Verdict queue 1: unbound, scoped to the queueing CPU but not
-	 * strictly (Documentation/core-api/workqueue.rst, "Affinity Scopes").
+	 * Verdict queue 1: unbound, with the system's default affinity
+	 * scope (workqueue.default_affinity_scope, "cache" unless set).
+	 * apply_workqueue_attrs() is not exported to modules; WQ_SYSFS
+	 * lets the administrator choose another scope instead, e.g. "cpu"
+	 * in /sys/devices/virtual/workqueue/ksmbd-io-unbound/affinity_scope
+	 * (Documentation/core-api/workqueue.rst, "Affinity Scopes").
 	 */
 	ksmbd_sched_unbound_wq = alloc_workqueue("ksmbd-io-unbound",
-						 WQ_UNBOUND, 0);
+						 WQ_UNBOUND | WQ_SYSFS, 0);
 	if (!ksmbd_sched_unbound_wq)
 		return -ENOMEM;
-	attrs = alloc_workqueue_attrs();
-	if (attrs) {
-		attrs->affn_scope = WQ_AFFN_CPU;
-		attrs->affn_strict = false;
-		err = apply_workqueue_attrs(ksmbd_sched_unbound_wq, attrs);
-		free_workqueue_attrs(attrs);
-		if (err)
-			pr_warn("ksmbd-io-unbound: default affinity scope: %d\n",
-				err);
-	}
 
 	err = register_pernet_subsys(&ksmbd_sched_net_ops);
 	if (err)
