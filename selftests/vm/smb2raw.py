@@ -673,8 +673,8 @@ def cmd_hog(args):
         src = f.read()
     c = env_client(args, host=args.host)
     fid = c.open(args.name)
-    c.grow_credits(fid, args.count * 16 + 64)
-    L = 1 << 20
+    L = args.length
+    c.grow_credits(fid, args.count * c.charge(L) + 64)
     mids = {}
     for i in range(args.count):
         off = (i * L) % (len(src) - L + 1)
@@ -698,7 +698,7 @@ def cmd_hog(args):
                 bad += 1
                 print(f"FAIL: A: READ at {off}: {dlen} bytes, frame {wire}, data {'ok' if data == src[off:off+L] else 'differs'}")
     c.close(fid)
-    print(f"# A: {got} replies of 1 MiB, {bad} bad")
+    print(f"# A: {got} replies of {L} bytes, {bad} bad")
     return 1 if bad else 0
 
 
@@ -791,6 +791,52 @@ def cmd_openers(args):
     return 1 if bad else 0
 
 
+def cmd_echo_compound(args):
+    """75: COUNT compounds [ECHO, READ LENGTH] (data: not every command is
+    control) and COUNT compounds [ECHO, ECHO] (control) on one plain
+    session; every reply checked."""
+    ck = Checks()
+    share = os.environ["SMB_SHARE_DIR"]
+    with open(os.path.join(share, args.name), "rb") as f:
+        src = f.read()
+    c = env_client(args, host=args.host)
+    fid = c.open(args.name)
+    c.grow_credits(fid)
+    echo = struct.pack("<HH", 4, 0)
+    L = args.length
+    for i in range(args.count):
+        off = (i * 4096) % max(1, len(src) - L)
+        rs = c.compound([(CMD_ECHO, echo, 1, False),
+                         (CMD_READ, c.read_body(fid, off, L), c.charge(L), False)])
+        if ck.check([r.command for r in rs] == [CMD_ECHO, CMD_READ] and
+                    all(r.status == 0 for r in rs), f"[ECHO, READ {L}] #{i}",
+                    f"{[(r.command, status_name(r.status)) for r in rs]}"):
+            ck.check(rs[1].read_data()[3] == src[off:off + L], f"[ECHO, READ {L}] #{i}: data")
+    for i in range(args.count):
+        rs = c.compound([(CMD_ECHO, echo, 1, False), (CMD_ECHO, echo, 1, False)])
+        ck.check([r.command for r in rs] == [CMD_ECHO, CMD_ECHO] and
+                 all(r.status == 0 for r in rs), f"[ECHO, ECHO] #{i}",
+                 f"{[(r.command, status_name(r.status)) for r in rs]}")
+    c.close(fid)
+    return 0 if ck.summary("ECHO compounds") else 1
+
+
+def cmd_sealed_ops(args):
+    """75: on a sealed session, COUNT times: CREATE, READ, CLOSE of NAME;
+    data checked."""
+    ck = Checks()
+    share = os.environ["SMB_SHARE_DIR"]
+    with open(os.path.join(share, args.name), "rb") as f:
+        src = f.read()
+    c = env_client(args, "sealed", args.dialect, host=args.host)
+    for i in range(args.count):
+        fid = c.open(args.name)
+        st, data, _w, r = c.read(fid, 0, 4096)
+        ck.check(st == 0 and data == src[:4096] and r.encrypted, f"sealed READ #{i}")
+        c.close(fid)
+    return 0 if ck.summary("sealed CREATE/READ/CLOSE") else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--host", default=os.environ.get("SMB_SERVER", "127.0.0.1"))
@@ -831,6 +877,7 @@ def main():
     p = sub.add_parser("hog")
     p.add_argument("name")
     p.add_argument("--count", type=int, default=48)
+    p.add_argument("--length", type=int, default=1 << 20)
     p.add_argument("--sent-file", required=True)
     p.add_argument("--self-stop", action="store_true")
     p.set_defaults(fn=cmd_hog)
@@ -849,6 +896,16 @@ def main():
     p.add_argument("--mode", choices=["plain", "sealed"], default="plain")
     p.add_argument("--dialect", choices=["3.0", "3.1.1"], default="3.0")
     p.set_defaults(fn=cmd_openers)
+    p = sub.add_parser("echo-compound")
+    p.add_argument("name")
+    p.add_argument("--count", type=int, default=20)
+    p.add_argument("--length", type=int, default=65536)
+    p.set_defaults(fn=cmd_echo_compound)
+    p = sub.add_parser("sealed-ops")
+    p.add_argument("name")
+    p.add_argument("--count", type=int, default=10)
+    p.add_argument("--dialect", choices=["3.0", "3.1.1"], default="3.1.1")
+    p.set_defaults(fn=cmd_sealed_ops)
     p = sub.add_parser("small")
     p.add_argument("--files", type=int, default=10)
     p.add_argument("--count", type=int, default=50)
