@@ -3,11 +3,11 @@
 #
 # Understood before scheduled (Dispatch v2, point 5), counted at the
 # server with the ksmbd_sched_req and ksmbd_sched_dispatch tracepoints:
-#   (a) a raw client (127.0.0.2) sends 20 compounds [ECHO, READ 64 KiB]
+#   (a) a raw client (127.0.0.2) sends 20 compounds [CLOSE, READ 64 KiB]
 #       and 20 compounds [ECHO, ECHO]: the first are data (waited=1, a
-#       slot, bytes=65536 cost=65536 although the first PDU is an ECHO),
+#       slot, bytes=65536 cost=65536 although the first PDU is a CLOSE),
 #       the second control (waited=0);
-#   (b) a sealed raw client (127.0.0.3, SMB 3.1.1, AES-CCM) opens, reads
+#   (b) a sealed raw client (127.0.0.3, SMB 3.0, AES-CCM) opens, reads
 #       and closes a file 10 times: its requests are seen decrypted
 #       (cmd=CREATE/READ/CLOSE with flags ENCRYPTED, never UNKNOWN), its
 #       CLOSEs are control (waited=0) and its READs data (waited=1).
@@ -44,14 +44,14 @@ reqs() {
 }
 
 # ---- (a) compounds ----------------------------------------------------------
-vm_check "(a) 20 [ECHO, READ] and 20 [ECHO, ECHO] compounds answered, data exact" \
+vm_check "(a) 20 [CLOSE, READ] and 20 [ECHO, ECHO] compounds answered, data exact" \
 	read_raw --host 127.0.0.2 echo-compound data.bin --count 20 --length 65536
-n=$(dispatches 127.0.0.2 'cmd=ECHO .*bytes=65536 waited=1 .* cost=65536 ')
-vm_check "(a) the 20 [ECHO, READ 64 KiB] compounds took a slot and cost 64 KiB ($n)" test "$n" = 20
+n=$(dispatches 127.0.0.2 'cmd=CLOSE .*bytes=65536 waited=1 .* cost=65536 ')
+vm_check "(a) the 20 [CLOSE, READ 64 KiB] compounds took a slot and cost 64 KiB ($n)" test "$n" = 20
 n=$(dispatches 127.0.0.2 'cmd=ECHO .*bytes=0 waited=0 ')
 vm_check "(a) the 20 [ECHO, ECHO] compounds were control ($n)" test "$n" = 20
-n=$(dispatches 127.0.0.2 'cmd=ECHO .*bytes=65536 waited=0 ')
-vm_check "(a) no [ECHO, READ] compound bypassed the fair queue ($n)" test "$n" = 0
+n=$(dispatches 127.0.0.2 'cmd=CLOSE .*bytes=65536 waited=0 ')
+vm_check "(a) no [CLOSE, READ] compound bypassed the fair queue ($n)" test "$n" = 0
 
 # ---- (b) a sealed session ------------------------------------------------------
 vm_check "(b) sealed CREATE/READ/CLOSE x10, data exact" \

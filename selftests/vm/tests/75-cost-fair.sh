@@ -3,8 +3,9 @@
 #
 # Fair by cost, not by request count (Dispatch v2, point 1).  Two
 # classes with a dispatcher of budget 2: class 1 (127.0.0.2) reads 1 MiB
-# at queue depth 4, class 2 (127.0.0.3) reads 4 KiB at depth 32 (fio,
-# O_DIRECT, cifs mounts).  Counted at the server over the contested
+# at queue depth 4, class 2 (127.0.0.3) reads 4 KiB at depth 32 on each
+# of 4 mounts (fio, O_DIRECT, cifs; 4 mounts so that the small reader
+# stays backlogged at the server although its clients share the vCPUs).  Counted at the server over the contested
 # dispatches (ksmbd_sched_dispatch with waited=1 and clients>=2: both
 # classes had requests waiting, so the deficit round robin alone
 # decides), until FAIR_BYTES have been dispatched in all:
@@ -44,10 +45,13 @@ contested_bytes_reached() {
 run_phase() {
 	local desc=$1 want=$2 a b
 	fair_trace_dispatch_on
+	local i
 	fair_mount 127.0.0.2 "$sched_tmp/a"
-	fair_mount 127.0.0.3 "$sched_tmp/b"
 	fair_fio a "$sched_tmp/a/data.bin" "$RUNTIME" 4 1m
-	fair_fio b "$sched_tmp/b/data.bin" "$RUNTIME" 32 4k
+	for i in 1 2 3 4; do
+		fair_mount 127.0.0.3 "$sched_tmp/b$i"
+		fair_fio "b$i" "$sched_tmp/b$i/data.bin" "$RUNTIME" 32 4k
+	done
 	if ! vm_poll 60 fair_at_least clients 2; then
 		vm_fail "$desc: never 2 clients waiting"
 	else
@@ -71,11 +75,12 @@ run_phase() {
 		fi
 	fi
 	fair_kill_all
-	vm_check "$desc: fio a without I/O errors" fair_fio_ok a
-	vm_check "$desc: fio b without I/O errors" fair_fio_ok b
+	for i in a b1 b2 b3 b4; do
+		vm_check "$desc: fio $i without I/O errors" fair_fio_ok "$i"
+	done
 	vm_check "$desc: data.bin through class 1's mount, sha256 equal" \
 		test "$(sched_sha "$sched_tmp/a/data.bin")" = "$want_sha"
-	umount "$sched_tmp/a" "$sched_tmp/b"
+	umount "$sched_tmp/a" "$sched_tmp/b1" "$sched_tmp/b2" "$sched_tmp/b3" "$sched_tmp/b4"
 	smb-classify unload >/dev/null
 }
 
