@@ -356,9 +356,13 @@ static void ksmbd_disp_dequeue(struct ksmbd_sched_disp *d,
  * Caller holds d->lock.  The request to serve next, by deficit round
  * robin over the new list, then the old one (RFC 8290 4.2, fq_codel's
  * dequeue): a client whose deficit is used up gets a quantum more and
- * goes to the end of the old list; a client found empty leaves the round
- * (from the new list it goes to the old one first, so that it cannot come
- * back as new at once).
+ * goes to the end of the old list.  A client found empty stays in the
+ * round while it has requests in flight: it is not sparse, its next
+ * request continues its turn (a backlogged client whose queue runs dry
+ * for a moment, because its own client machine is slow to send, must not
+ * come back as new with a fresh quantum).  Otherwise it leaves the round
+ * (from the new list it goes to the old one first, so that it cannot
+ * come back as new at once).
  */
 static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d)
 {
@@ -379,7 +383,8 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d)
 			continue;
 		}
 		if (list_empty(&c->data)) {
-			if (head == &d->new_flows && !list_empty(&d->old_flows)) {
+			if (c->inflight ||
+			    (head == &d->new_flows && !list_empty(&d->old_flows))) {
 				list_move_tail(&c->flow, &d->old_flows);
 			} else {
 				list_del_init(&c->flow);
@@ -831,12 +836,19 @@ static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
 				struct ksmbd_work *work,
 				struct list_head *batch, u64 now)
 {
+	struct ksmbd_sched_client *c = work->sched.client;
+
 	if (!work->sched.slot)
 		return;
 	work->sched.slot = false;
 	d->inflight--;
-	work->sched.client->inflight--;
+	c->inflight--;
 	d->progress_ns = now;
+	/* nothing waiting, nothing running: sparse again */
+	if (!c->inflight && !c->queued && !list_empty(&c->flow)) {
+		list_del_init(&c->flow);
+		ksmbd_disp_client_put(d, c);
+	}
 	if (!d->dead && !d->bypass)
 		ksmbd_disp_pick(d, batch, now);
 }
