@@ -437,10 +437,19 @@ static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
 		return false;
 	c = work->sched.client;
 	work->sched.clients = min_t(u32, d->nactive, U16_MAX);
+	/*
+	 * Only contested service is charged: a request taken while no other
+	 * client waits uses capacity nobody else asked for, and must not put
+	 * its client in debt for the next contested round (as a flow's
+	 * virtual start time in start-time fair queueing).
+	 */
+	if (d->nactive == 1)
+		c->deficit += work->sched.cost;
 	ksmbd_disp_dequeue(d, c, work);
 	if (unlikely(ksmbd_disp_conn_gone(work->conn))) {
 		work->sched.dropped = true;
-		c->deficit += work->sched.cost;
+		if (work->sched.clients > 1)
+			c->deficit += work->sched.cost;
 		d->dropped++;
 	} else if (slot) {
 		work->sched.slot = true;
