@@ -14,7 +14,7 @@
 # (Round robin by request gave class 1 over 99% of the bytes.)  The
 # charged cost= of each request is its READ length (the 4 KiB floor
 # included) and every request's data is intact.
-# vm-timeout: 360
+# vm-timeout: 600
 
 set -euo pipefail
 # shellcheck source=../lib.sh
@@ -25,9 +25,9 @@ source "$VM_DIR/testlib-sched.sh"
 source "$VM_DIR/testlib-fair.sh"
 trap fair_cleanup EXIT
 
-BYTES=${FAIR_BYTES:-$(( 96 << 20 ))}
+BYTES=${FAIR_BYTES:-$(( 64 << 20 ))}
 TOL=30			# per mille
-RUNTIME=150
+RUNTIME=260
 
 head -c 64M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
 want_sha=$(sched_sha "$SMB_SHARE_DIR/data.bin")
@@ -57,8 +57,8 @@ run_phase() {
 	else
 		: >"$SCHED_TRACE/trace"
 		echo 1 >"$SCHED_TRACE/tracing_on"
-		vm_poll 120 contested_bytes_reached "$BYTES" ||
-			echo "$desc: only $(contested_bytes ' class=') contested bytes in 120 s"
+		vm_poll 200 contested_bytes_reached "$BYTES" ||
+			echo "$desc: only $(contested_bytes ' class=') contested bytes in 200 s"
 		echo 0 >"$SCHED_TRACE/tracing_on"
 		a=$(contested_bytes ' class=1 ')
 		b=$(contested_bytes ' class=2 ')
