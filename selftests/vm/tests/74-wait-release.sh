@@ -17,9 +17,9 @@
 # all succeed once the break times out, A saw the break notification,
 # and no READ of C waited 1 s or more in the dispatcher (its wait_ns,
 # counted at the server; without the slot release C's reads wait the
-# 35 s) nor, on the plain run, took 1 s at the client (fio's maximum
-# completion latency).  Twice: plain, and sealed (A and B in AES-CCM
-# sessions, C's mount with seal).
+# 35 s).  fio's slowest completion at the client is printed, not
+# asserted (it follows the host's load under TCG).  Twice: plain, and
+# sealed (A and B in AES-CCM sessions, C's mount with seal).
 
 set -euo pipefail
 # shellcheck source=../lib.sh
@@ -108,13 +108,10 @@ phase() {
 	vm_check "[$mode] C's READs seen at the server (${dwait% *})" test "${dwait% *}" -ge 100
 	vm_check "[$mode] no READ of C waited 1 s or more in the dispatcher (${dwait#* } ms)" test "${dwait#* }" -lt 1000
 	vm_check "[$mode] C read while B waited: $ios READs of 64 KiB" test "$ios" -ge 100
-	if [[ $mode == plain ]]; then
-		vm_check "[$mode] no READ of C took 1 s or more (slowest $lat ms)" test "$lat" -lt 1000
-	else
-		# AES in TCG: the sealed reader is CPU-bound and its latency
-		# follows the host's load; the dispatcher's part is asserted above
-		echo "  [$mode] C's slowest READ at the client: $lat ms (not asserted)"
-	fi
+	# Client-side latency is reported, not asserted (no timed assertion
+	# in make test): under TCG it follows the host's load (the sealed
+	# reader is CPU-bound on AES); the dispatcher's part is asserted above.
+	echo "  [$mode] C's slowest READ at the client: $lat ms (not asserted)"
 	vm_check "[$mode] the dispatcher was never bypassed" test "$(sched_proc bypass)" = 0
 	rc=0
 	wait "$holder" || rc=$?
