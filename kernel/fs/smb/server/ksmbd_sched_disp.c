@@ -370,6 +370,16 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d)
 	struct list_head *head;
 	struct ksmbd_work *work;
 
+	/*
+	 * Only contested service is charged: with one client waiting, its
+	 * oldest request (the head of the age list) goes without touching
+	 * deficits or the round.  Capacity nobody else asked for neither puts
+	 * it in debt nor earns it credit for the next contested round (as a
+	 * flow's virtual start time in start-time fair queueing).
+	 */
+	if (d->nactive == 1)
+		return list_first_entry(&d->age, struct ksmbd_work, sched.age);
+
 	while (d->queued) {
 		head = &d->new_flows;
 		if (list_empty(head))
@@ -437,14 +447,6 @@ static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
 		return false;
 	c = work->sched.client;
 	work->sched.clients = min_t(u32, d->nactive, U16_MAX);
-	/*
-	 * Only contested service is charged: a request taken while no other
-	 * client waits uses capacity nobody else asked for, and must not put
-	 * its client in debt for the next contested round (as a flow's
-	 * virtual start time in start-time fair queueing).
-	 */
-	if (d->nactive == 1)
-		c->deficit += work->sched.cost;
 	ksmbd_disp_dequeue(d, c, work);
 	if (unlikely(ksmbd_disp_conn_gone(work->conn))) {
 		work->sched.dropped = true;
