@@ -57,7 +57,8 @@ STATUS_NAMES = {
     0xC00000BB: "NOT_SUPPORTED",
 }
 
-CMD_CREATE, CMD_CLOSE, CMD_READ, CMD_ECHO = 5, 6, 8, 13
+CMD_CREATE, CMD_CLOSE, CMD_READ, CMD_ECHO, CMD_OPLOCK_BREAK = 5, 6, 8, 13, 18
+OPLOCK_BATCH = 0x09
 FLAG_RESPONSE, FLAG_ASYNC, FLAG_RELATED, FLAG_SIGNED = 1, 2, 4, 8
 HDR = struct.Struct("<4sHHIHHIIQIIQ16s")          # 64 bytes, sync form
 READ_REQ = struct.Struct("<HBBIQ16sIIIHH")       # 48 (+1 byte Buffer)
@@ -245,9 +246,9 @@ class Client:
             n += 1
 
     @staticmethod
-    def create_body(name, access=0x00120089):
+    def create_body(name, access=0x00120089, oplock=0):
         fname = name.replace("/", "\\").encode("utf-16le")
-        return CREATE_REQ.pack(57, 0, 0, 2, 0, 0, access, 0, 7, 1, 0x40,
+        return CREATE_REQ.pack(57, 0, oplock, 2, 0, 0, access, 0, 7, 1, 0x40,
                                120, len(fname), 0, 0) + (fname or b"\0")
 
     def open(self, name):
@@ -768,8 +769,8 @@ def cmd_hog(args):
         src = f.read()
     c = env_client(args, host=args.host)
     fid = c.open(args.name)
-    c.grow_credits(fid, args.count * 16 + 64)
-    L = 1 << 20
+    L = args.length
+    c.grow_credits(fid, args.count * c.charge(L) + 64)
     mids = {}
     for i in range(args.count):
         off = (i * L) % (len(src) - L + 1)
@@ -793,7 +794,7 @@ def cmd_hog(args):
                 bad += 1
                 print(f"FAIL: A: READ at {off}: {dlen} bytes, frame {wire}, data {'ok' if data == src[off:off+L] else 'differs'}")
     c.close(fid)
-    print(f"# A: {got} replies of 1 MiB, {bad} bad")
+    print(f"# A: {got} replies of {L} bytes, {bad} bad")
     return 1 if bad else 0
 
 
@@ -821,6 +822,118 @@ def cmd_small(args):
         os.replace(args.progress + ".tmp", args.progress)
     print(f"# B: {done} small reads, all exact")
     return 0
+
+
+def cmd_batch_hold(args):
+    """73, client A: open NAME with a batch oplock, report the level
+    granted in READY_FILE, then never acknowledge the break: sleep, and
+    count the break notifications that arrived."""
+    c = env_client(args, args.mode, args.dialect, host=args.host)
+    r = c.call(CMD_CREATE, c.create_body(args.name, oplock=OPLOCK_BATCH))
+    if r.status:
+        print(f"FAIL: holder: CREATE {args.name}: {status_name(r.status)}")
+        return 1
+    level = r.msg[66]
+    with open(args.ready_file + ".tmp", "w") as f:
+        f.write(f"{level}\n")
+    os.replace(args.ready_file + ".tmp", args.ready_file)
+    if level != OPLOCK_BATCH:
+        print(f"FAIL: holder: oplock level 0x{level:02x} granted, want batch")
+        return 1
+    time.sleep(args.seconds)
+    breaks = 0
+    while True:
+        try:
+            raw = c.nb.recv_packet(1).get_trailer()
+        except Exception:
+            break
+        if raw[:4] == b"\xfdSMB" or (raw[:4] == b"\xfeSMB" and
+                                     struct.unpack_from("<H", raw, 12)[0] == CMD_OPLOCK_BREAK):
+            breaks += 1
+    print(f"# holder: {breaks} break notification(s) received, none acknowledged")
+    if not breaks:
+        print("FAIL: holder: no oplock break notification arrived")
+        return 1
+    return 0
+
+
+def cmd_openers(args):
+    """73, client B: COUNT CREATEs of NAME sent at once on one connection
+    (each must break A's oplock, which A never acknowledges), then their
+    replies; SENT_FILE is written once all are on the wire."""
+    c = env_client(args, args.mode, args.dialect, host=args.host)
+    fid = c.open(args.warm)
+    c.grow_credits(fid, args.count + 16)
+    t0 = time.monotonic()
+    mids = []
+    for _ in range(args.count):
+        mid, frame = c.build(CMD_CREATE, c.create_body(args.name))
+        c.send_frame(frame)
+        mids.append(mid)
+    with open(args.sent_file, "w") as f:
+        f.write(f"{len(mids)}\n")
+    got = {}
+    while len(got) < len(mids):
+        replies, _ = c.recv_frame()
+        for r in replies:
+            got[r.mid] = (r.status, time.monotonic() - t0, r.msg[64 + 64:64 + 80])
+    bad = [status_name(st) for st, _t, _f in got.values() if st]
+    for st, _t, f in got.values():
+        if not st:
+            c.close(f)
+    c.close(fid)
+    slow = max(t for _st, t, _f in got.values())
+    print(f"# openers: {len(got)} CREATE replies, {len(bad)} failed {bad}, last after {slow:.1f} s")
+    return 1 if bad else 0
+
+
+def cmd_echo_compound(args):
+    """75: COUNT compounds [CLOSE, READ LENGTH] (data: not every command
+    is control; each CLOSE closes a handle opened for it) and COUNT
+    compounds [ECHO, ECHO] (control) on one plain session; every reply
+    checked.  ([ECHO, READ] is refused by ksmbd 6.12 itself: "the first
+    operation in the compound does not have sess".)"""
+    ck = Checks()
+    share = os.environ["SMB_SHARE_DIR"]
+    with open(os.path.join(share, args.name), "rb") as f:
+        src = f.read()
+    c = env_client(args, host=args.host)
+    fid = c.open(args.name)
+    c.grow_credits(fid)
+    echo = struct.pack("<HH", 4, 0)
+    L = args.length
+    for i in range(args.count):
+        off = (i * 4096) % max(1, len(src) - L)
+        fid2 = c.open(args.name)
+        rs = c.compound([(CMD_CLOSE, CLOSE_REQ.pack(24, 0, 0, fid2), 1, False),
+                         (CMD_READ, c.read_body(fid, off, L), c.charge(L), False)])
+        if ck.check([r.command for r in rs] == [CMD_CLOSE, CMD_READ] and
+                    all(r.status == 0 for r in rs), f"[CLOSE, READ {L}] #{i}",
+                    f"{[(r.command, status_name(r.status)) for r in rs]}"):
+            ck.check(rs[1].read_data()[3] == src[off:off + L], f"[CLOSE, READ {L}] #{i}: data")
+    for i in range(args.count):
+        rs = c.compound([(CMD_ECHO, echo, 1, False), (CMD_ECHO, echo, 1, False)])
+        ck.check([r.command for r in rs] == [CMD_ECHO, CMD_ECHO] and
+                 all(r.status == 0 for r in rs), f"[ECHO, ECHO] #{i}",
+                 f"{[(r.command, status_name(r.status)) for r in rs]}")
+    c.close(fid)
+    return 0 if ck.summary("ECHO compounds") else 1
+
+
+def cmd_sealed_ops(args):
+    """75: on a sealed session, COUNT times: CREATE, READ, CLOSE of NAME;
+    data checked."""
+    ck = Checks()
+    share = os.environ["SMB_SHARE_DIR"]
+    with open(os.path.join(share, args.name), "rb") as f:
+        src = f.read()
+    c = env_client(args, "sealed", args.dialect, host=args.host)
+    for i in range(args.count):
+        fid = c.open(args.name)
+        st, data, _w, r = c.read(fid, 0, 4096)
+        ck.check(st == 0 and data == src[:4096] and r.encrypted, f"sealed READ #{i}")
+        c.close(fid)
+    return 0 if ck.summary("sealed CREATE/READ/CLOSE") else 1
 
 
 def main():
@@ -876,9 +989,35 @@ def main():
     p = sub.add_parser("hog")
     p.add_argument("name")
     p.add_argument("--count", type=int, default=48)
+    p.add_argument("--length", type=int, default=1 << 20)
     p.add_argument("--sent-file", required=True)
     p.add_argument("--self-stop", action="store_true")
     p.set_defaults(fn=cmd_hog)
+    p = sub.add_parser("batch-hold")
+    p.add_argument("name")
+    p.add_argument("--ready-file", required=True)
+    p.add_argument("--seconds", type=float, default=60)
+    p.add_argument("--mode", choices=["plain", "sealed"], default="plain")
+    p.add_argument("--dialect", choices=["3.0", "3.1.1"], default="3.0")
+    p.set_defaults(fn=cmd_batch_hold)
+    p = sub.add_parser("openers")
+    p.add_argument("name")
+    p.add_argument("--warm", required=True)
+    p.add_argument("--count", type=int, default=12)
+    p.add_argument("--sent-file", required=True)
+    p.add_argument("--mode", choices=["plain", "sealed"], default="plain")
+    p.add_argument("--dialect", choices=["3.0", "3.1.1"], default="3.0")
+    p.set_defaults(fn=cmd_openers)
+    p = sub.add_parser("echo-compound")
+    p.add_argument("name")
+    p.add_argument("--count", type=int, default=20)
+    p.add_argument("--length", type=int, default=65536)
+    p.set_defaults(fn=cmd_echo_compound)
+    p = sub.add_parser("sealed-ops")
+    p.add_argument("name")
+    p.add_argument("--count", type=int, default=10)
+    p.add_argument("--dialect", choices=["3.0", "3.1.1"], default="3.0")
+    p.set_defaults(fn=cmd_sealed_ops)
     p = sub.add_parser("small")
     p.add_argument("--files", type=int, default=10)
     p.add_argument("--count", type=int, default=50)

@@ -88,12 +88,14 @@ sched_peer() {
 	if [[ $1 == *:* ]]; then echo "$1"; else echo "::ffff:$1"; fi
 }
 
-# sched_mount SRC DEST MNT: cifs mount of the share at DEST from source
-# address SRC (its own connection: nosharesock).
+# sched_mount SRC DEST MNT [OPTS]: cifs mount of the share at DEST from
+# source address SRC (its own connection: nosharesock), with more mount
+# options OPTS (e.g. seal).
 sched_mount() {
-	local src=$1 dest=$2 mnt=$3 opts
+	local src=$1 dest=$2 mnt=$3 extra=${4:-} opts
 	opts="username=$SMB_USER,password=$SMB_PASS,vers=3.1.1,cache=none,nosharesock"
 	[[ -n $src ]] && opts+=",srcaddr=$src"
+	[[ -n $extra ]] && opts+=",$extra"
 	mkdir -p "$mnt"
 	mount -t cifs "//$dest/$SMB_SHARE" "$mnt" -o "$opts"
 }

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # replace from a fresh process (C12): one link update switches programs;
-# new connections get the new program's class, an existing connection
-# keeps its class for life; the link id and the prefixes survive a round
-# trip; clients connecting during replaces are always classified by one of
+# new connections get the new program's class, and an existing connection
+# takes it at its next request (a connection mounted before the program
+# was loaded too), without a new ksmbd_sched_conn event; the link id and
+# the prefixes survive a round trip; clients connecting during replaces are always classified by one of
 # the two programs, never by neither; a bad object is an error that
 # changes nothing.  Then, with attach_test: a connection whose
 # classify_conn is held inside its call while the link is updated
@@ -34,12 +35,25 @@ tmp=$sched_tmp
 head -c 1M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
 want=$(sched_sha "$SMB_SHARE_DIR/data.bin")
 
+# A connection accepted while nothing is attached.
+sched_mount 127.0.0.5 127.0.0.1 "$tmp/d"
+
 smb-classify load
 smb-classify prefix add 127.0.0.2/32 1
+smb-classify prefix add 127.0.0.5/32 5
 smb-classify prefix add ::1/128 3 weight 2
 smb-classify prefix list >"$tmp/prefixes.before"
 link=$(sched_proc link_id)
 sched_trace_start
+
+# Mounted before load: its next requests carry the program's class.
+re0=$(sched_proc conns_reclassified)
+vm_check "mounted before load: read, sha256 equal" test "$(sched_sha "$tmp/d/data.bin")" = "$want"
+sched_expect_reqs "mounted before load, read after" ::ffff:127.0.0.5 0x00010005 READ
+vm_check "mounted before load: reclassified once (conns_reclassified $re0 -> $(sched_proc conns_reclassified))" \
+	test "$(sched_proc conns_reclassified)" -ge $(( re0 + 1 ))
+umount "$tmp/d"
+sched_trace_clear
 
 # A connection classified by smb_prefix, kept open.
 sched_mount 127.0.0.2 127.0.0.1 "$tmp/a"
@@ -74,10 +88,10 @@ port_c=$(sched_client_port ::1)
 sched_expect_conn "new conn over ::1 after replace (prefix ignored)" ::1 "$port_c" "$SCHED_CONST_WORD" const_class
 umount "$tmp/c"
 
-# The old connection keeps class 1 for its new requests.
+# The old connection takes const_class's class at its next request.
 sched_trace_clear
 vm_check "old conn after replace: read, sha256 equal" test "$(sched_sha "$tmp/a/data.bin")" = "$want"
-sched_expect_reqs "old conn after replace keeps its class" ::ffff:127.0.0.2 0x00010001 READ
+sched_expect_reqs "old conn after replace takes the new program's class" ::ffff:127.0.0.2 "$SCHED_CONST_WORD" READ
 vm_check "old conn: no new ksmbd_sched_conn event" \
 	test "$(sched_conn_events | awk '$2 == "::ffff:127.0.0.2"' | wc -l)" = 0
 

@@ -43,8 +43,8 @@
 #     left (so its socket, which referenced pages after their payload
 #     was freed, is gone too).  MemFree is no oracle here: tmpfs, the page
 #     cache and socket buffers all move it.
-# The kernel gives a stalled send 12 x 5 s before it drops the
-# connection; A is stopped well under that unless B starves.
+# The kernel gives a reply frame 60 s (KSMBD_TCP_SEND_DEADLINE) before it
+# drops the connection; A is stopped well under that unless B starves.
 
 set -euo pipefail
 # shellcheck source=../lib.sh

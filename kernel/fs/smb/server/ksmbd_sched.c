@@ -16,21 +16,16 @@
  *    inert until user space closes it.  No reference to the namespace is
  *    held by an attachment (as in kernel/bpf/net_namespace.c).
  *
- * Dispatch (only while a program is attached in the namespace):
- *  - Each attachment has a dispatcher.  A data request waits on its
- *    client's queue; clients are keyed by class id, and by peer address
- *    too when the class word has PER_PEER.  At most max_inflight data
- *    requests execute at once; when one finishes (or goes async), the
- *    next is taken from the next client in weighted round-robin order: a
- *    client of weight w gets w turns per round.
- *  - Control requests (negotiate, session, tree, close, cancel, echo,
- *    oplock/lease break acknowledgments, byte-range locks) never wait: an
- *    executing request may be waiting for one of them, and they are what
- *    keeps an interactive client interactive.  A compound message is one
- *    work item and is dispatched as one unit, by its first command.
- *  - Detaching (unload, netns exit) hands every waiting request to its
- *    workqueue at once; the dispatcher lives until the last of its
- *    requests has finished.
+ * Requests (only while a program is attached in the namespace):
+ *  - An encrypted message is decrypted before it is classified; each
+ *    message gets a verdict from classify_req() and goes to the
+ *    attachment's dispatcher (ksmbd_sched_disp.c), which decides when it
+ *    runs: deficit round robin across clients, bounded in flight, control
+ *    requests first.
+ *  - A connection accepted before the attached program (load, replace)
+ *    is classified again by it at its next request (a generation count).
+ *  - A request that waits for another party gives its slot back:
+ *    ksmbd_sched_wait().
  */
 
 #include <linux/bpf.h>
@@ -38,17 +33,13 @@
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
 #include <linux/ctype.h>
-#include <linux/hashtable.h>
 #include <linux/init.h>
-#include <linux/jhash.h>
 #include <linux/list.h>
-#include <linux/log2.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/workqueue.h>
-#include <linux/xarray.h>
 #include <linux/proc_fs.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
@@ -64,7 +55,10 @@
 #include "connection.h"
 #include "ksmbd_work.h"
 #include "smb_common.h"
+#include "smb2pdu.h"
+#include "server.h"
 #include "ksmbd_sched.h"
+#include "ksmbd_sched_disp.h"
 
 #define CREATE_TRACE_POINTS
 #include "ksmbd_sched_trace.h"
@@ -78,87 +72,14 @@ struct ksmbd_sched_held ksmbd_sched_held;
  * @reqs:           requests classified by a program
  * @class_clamped:  class words with reserved bits set (cleared)
  * @verdict_clamped: verdicts with an unknown queue (run per-CPU)
+ * @reclassified:   connections classified again by a newer program
  */
 struct ksmbd_sched_stats {
 	u64 conns;
 	u64 reqs;
 	u64 class_clamped;
 	u64 verdict_clamped;
-};
-
-/* Wait histogram: bucket i counts waits in [2^(i-1), 2^i) microseconds. */
-#define KSMBD_SCHED_WAIT_BUCKETS	26
-
-/**
- * struct ksmbd_sched_cstats - dispatch counters of one class
- * @dispatched: data requests dispatched
- * @bypassed:   control requests, run without waiting
- * @bytes:      READ/WRITE bytes requested by dispatched requests
- * @wait_ns:    sum of their waits in the dispatcher, ns
- * @hist:       waits, log2 buckets of microseconds
- */
-struct ksmbd_sched_cstats {
-	u64 dispatched;
-	u64 bypassed;
-	u64 bytes;
-	u64 wait_ns;
-	u64 hist[KSMBD_SCHED_WAIT_BUCKETS];
-};
-
-/**
- * struct ksmbd_sched_client - a client of the dispatcher
- * @hnode:    in ksmbd_sched_disp::clients
- * @rr:       on ksmbd_sched_disp::active, in round-robin order
- * @data:     its waiting data requests, FIFO
- * @class_word: class word of the connection that created it
- * @addr:     peer address when PER_PEER, else zero
- * @turns:    turns left in the current round
- * @queued:   length of @data
- * @stats:    counters of its class
- *
- * A client exists while it has waiting requests.
- */
-struct ksmbd_sched_client {
-	struct hlist_node hnode;
-	struct list_head rr;
-	struct list_head data;
-	u32 class_word;
-	u8 addr[16];
-	u32 turns;
-	u32 queued;
-	struct ksmbd_sched_cstats *stats;
-};
-
-/**
- * struct ksmbd_sched_disp - the dispatcher of one attachment
- * @lock:         protects everything below
- * @active:       clients with waiting requests, next to serve first
- * @clients:      the same clients, by key
- * @classes:      class id -> struct ksmbd_sched_cstats
- * @inflight:     data requests holding a slot
- * @max_inflight: slots
- * @queued:       data requests waiting
- * @nclients:     clients with waiting requests
- * @alloc_fail:   requests run at once because memory was short
- * @dead:         detached: nothing waits any more
- * @ref:          one for the attachment, one per request it tracks
- * @netns_ino:    namespace, for the tracepoint
- * @rcu:          frees it after lockless readers of the attachment
- */
-struct ksmbd_sched_disp {
-	spinlock_t lock; /* see above */
-	struct list_head active;
-	DECLARE_HASHTABLE(clients, 8);
-	struct xarray classes;
-	u32 inflight;
-	u32 max_inflight;
-	u32 queued;
-	u32 nclients;
-	u64 alloc_fail;
-	bool dead;
-	refcount_t ref;
-	u32 netns_ino;
-	struct rcu_head rcu;
+	u64 reclassified;
 };
 
 /**
@@ -167,6 +88,8 @@ struct ksmbd_sched_disp {
  * @link: the link, identity of the attachment
  * @net:  its namespace; NULL once the namespace has exited
  * @disp: its dispatcher
+ * @gen:  generation of @ops: a connection classified by an older one is
+ *        classified again at its next request
  * @node: on ksmbd_sched_attachments, under ksmbd_sched_mutex
  * @rcu:  frees the attachment after readers are done
  */
@@ -175,6 +98,7 @@ struct ksmbd_sched_attach {
 	struct bpf_link *link;
 	struct net *net;
 	struct ksmbd_sched_disp *disp;
+	u32 gen;
 	struct list_head node;
 	struct rcu_head rcu;
 };
@@ -194,6 +118,18 @@ static unsigned int ksmbd_sched_net_id __read_mostly;
 static DEFINE_MUTEX(ksmbd_sched_mutex);
 static LIST_HEAD(ksmbd_sched_attachments);
 static struct workqueue_struct *ksmbd_sched_unbound_wq;
+/* generations of attached programs; 0 is "none" */
+static atomic_t ksmbd_sched_gen = ATOMIC_INIT(0);
+
+static u32 ksmbd_sched_next_gen(void)
+{
+	u32 gen;
+
+	do {
+		gen = atomic_inc_return(&ksmbd_sched_gen);
+	} while (!gen);
+	return gen;
+}
 
 static struct ksmbd_sched_net *ksmbd_sched_pernet(const struct net *net)
 {
@@ -201,14 +137,6 @@ static struct ksmbd_sched_net *ksmbd_sched_pernet(const struct net *net)
 }
 
 /* ---- the hooks ---------------------------------------------------------- */
-
-static struct ksmbd_sched_ops *ksmbd_sched_ops_rcu(const struct net *net)
-{
-	struct ksmbd_sched_attach *a;
-
-	a = rcu_dereference(ksmbd_sched_pernet(net)->attach);
-	return a ? rcu_dereference(a->ops) : NULL;
-}
 
 /* Store @sa's address as 16 bytes, IPv4 as ::ffff:a.b.c.d. */
 static u16 ksmbd_sched_addr(const struct sockaddr_storage *sa, u8 *addr,
@@ -253,86 +181,105 @@ static u32 ksmbd_sched_clamp_verdict(struct ksmbd_sched_net *sn, u32 word)
 	return word;
 }
 
+/* Classify a new connection with the program attached in its namespace. */
+static void ksmbd_sched_conn_accept(struct ksmbd_conn *conn)
+{
+	struct ksmbd_sched_net *sn = ksmbd_sched_pernet(conn->sched_net);
+	struct ksmbd_sched_attach *a;
+	struct ksmbd_sched_ops *ops;
+	const char *name = "";
+	u32 word = 0, gen = 0;
+
+	rcu_read_lock();
+	a = rcu_dereference(sn->attach);
+	if (a) {
+		ops = rcu_dereference(a->ops);
+		gen = READ_ONCE(a->gen);
+		name = ops->name;
+		if (ops->classify_conn) {
+			word = ops->classify_conn(&conn->sched.ctx);
+			word = ksmbd_sched_clamp_class(sn, word);
+			this_cpu_inc(sn->stats->conns);
+		}
+	}
+	trace_ksmbd_sched_conn(&conn->sched.ctx, word, name);
+	rcu_read_unlock();
+
+	conn->sched_class = word;
+	conn->sched.gen = gen;
+}
+
 /**
  * ksmbd_sched_conn_init() - record a new connection's namespace and peer
  * @conn: the connection, peer_addr set
  * @sock: its accepted socket
  *
  * Called for every accepted connection, attached or not: a program
- * attached later still needs the connection's namespace for its verdicts.
- * Takes a reference on the namespace, dropped by ksmbd_sched_conn_free().
+ * attached later still needs the connection's namespace and addresses to
+ * classify it and give verdicts.  Classifies it when a program is
+ * attached.  Takes a reference on the namespace, dropped by
+ * ksmbd_sched_conn_free().  Context: process (the listener), may sleep.
  */
 void ksmbd_sched_conn_init(struct ksmbd_conn *conn, struct socket *sock)
 {
-	conn->sched_net = get_net(sock_net(sock->sk));
+	struct ksmbd_sched_conn *ctx = &conn->sched.ctx;
+	struct net *net = sock_net(sock->sk);
+	struct sockaddr_storage local;
+
+	conn->sched_net = get_net(net);
 	conn->sched_class = 0;
-	ksmbd_sched_conn_accept(conn, sock);
+	memset(&conn->sched, 0, sizeof(conn->sched));
+	ctx->transport = KSMBD_SCHED_TRANSPORT_TCP;
+	ctx->netns_ino = net->ns.inum;
+	ctx->family = ksmbd_sched_addr(&conn->peer_addr, ctx->peer_addr,
+				       &ctx->peer_port);
+	if (kernel_getsockname(sock, (struct sockaddr *)&local) >= 0)
+		ksmbd_sched_addr(&local, ctx->local_addr, &ctx->local_port);
+	if (static_branch_unlikely(&ksmbd_sched_enabled))
+		ksmbd_sched_conn_accept(conn);
 }
 
 /**
  * ksmbd_sched_conn_free() - release what ksmbd_sched_conn_init() took
  * @conn: the connection, whose receiver thread has exited
+ *
+ * Context: process.
  */
 void ksmbd_sched_conn_free(struct ksmbd_conn *conn)
 {
+	ksmbd_disp_conn_unbind(conn);
 	if (conn->sched_net) {
 		put_net(conn->sched_net);
 		conn->sched_net = NULL;
 	}
 }
 
-void __ksmbd_sched_conn_accept(struct ksmbd_conn *conn, struct socket *sock)
+/* ---- the request hook --------------------------------------------------- */
+
+/**
+ * ksmbd_sched_run() - queue a request on the workqueue its verdict chose
+ * @work: the request
+ *
+ * Context: any; never under the dispatcher's lock.
+ */
+void ksmbd_sched_run(struct ksmbd_work *work)
 {
-	struct net *net = sock_net(sock->sk);
-	struct ksmbd_sched_net *sn = ksmbd_sched_pernet(net);
-	struct sockaddr_storage local;
-	struct ksmbd_sched_conn ctx = {
-		.transport = KSMBD_SCHED_TRANSPORT_TCP,
-		.netns_ino = net->ns.inum,
-	};
-	struct ksmbd_sched_ops *ops;
-	const char *name = "";
-	u32 word = 0;
-
-	ctx.family = ksmbd_sched_addr(&conn->peer_addr, ctx.peer_addr,
-				      &ctx.peer_port);
-	if (kernel_getsockname(sock, (struct sockaddr *)&local) >= 0)
-		ksmbd_sched_addr(&local, ctx.local_addr, &ctx.local_port);
-
-	rcu_read_lock();
-	ops = ksmbd_sched_ops_rcu(net);
-	if (ops) {
-		name = ops->name;
-		if (ops->classify_conn) {
-			word = ksmbd_sched_clamp_class(sn,
-						       ops->classify_conn(&ctx));
-			this_cpu_inc(sn->stats->conns);
-		}
-	}
-	trace_ksmbd_sched_conn(&ctx, word, name);
-	rcu_read_unlock();
-
-	conn->sched_class = word;
-}
-
-/* ---- dispatch ----------------------------------------------------------- */
-
-static u32 ksmbd_sched_default_inflight(void)
-{
-	return clamp(4 * num_possible_cpus(), 8U, 256U);
+	if ((work->sched.verdict & KSMBD_SCHED_VERDICT_QUEUE_MASK) ==
+	    KSMBD_SCHED_QUEUE_UNBOUND)
+		queue_work(ksmbd_sched_unbound_wq, &work->work);
+	else
+		ksmbd_queue_work(work);
 }
 
 /*
- * Requests that never wait in the dispatcher.  An executing request may be
+ * Commands that never wait in the dispatcher.  An executing request may be
  * blocked on one of these (an oplock or lease break on its acknowledgment,
  * a blocking lock on the UNLOCK, any request on its CANCEL), and they are
  * short.  MS-SMB2 3.3.5 lists their processing.
  */
-static bool ksmbd_sched_is_control(const struct ksmbd_sched_req *r)
+static bool ksmbd_sched_is_control(u16 command)
 {
-	if (r->flags & KSMBD_SCHED_REQ_SMB1)
-		return true;
-	switch (r->command) {
+	switch (command) {
 	case SMB2_NEGOTIATE_HE:
 	case SMB2_SESSION_SETUP_HE:
 	case SMB2_LOGOFF_HE:
@@ -348,241 +295,29 @@ static bool ksmbd_sched_is_control(const struct ksmbd_sched_req *r)
 	return false;
 }
 
-static void ksmbd_sched_disp_put(struct ksmbd_sched_disp *d)
+/* READ/WRITE Length of the PDU at @hdr, @len bytes of it received. */
+static u32 ksmbd_sched_pdu_bytes(const struct smb2_hdr *hdr, unsigned int len)
 {
-	struct ksmbd_sched_cstats *cs;
-	unsigned long id;
+	const struct smb2_write_req *wr = (const void *)hdr;
+	const struct smb2_read_req *rd = (const void *)hdr;
 
-	if (!refcount_dec_and_test(&d->ref))
-		return;
-	xa_for_each(&d->classes, id, cs)
-		kfree(cs);
-	xa_destroy(&d->classes);
-	/* a queueing thread may still hold @d from the attachment, under RCU */
-	kfree_rcu(d, rcu);
-}
-
-static struct ksmbd_sched_disp *
-ksmbd_sched_disp_alloc(struct net *net, u32 max_inflight)
-{
-	struct ksmbd_sched_disp *d = kzalloc(sizeof(*d), GFP_KERNEL);
-
-	if (!d)
-		return NULL;
-	spin_lock_init(&d->lock);
-	INIT_LIST_HEAD(&d->active);
-	hash_init(d->clients);
-	xa_init(&d->classes);
-	d->max_inflight = max_inflight ?: ksmbd_sched_default_inflight();
-	refcount_set(&d->ref, 1);
-	d->netns_ino = net->ns.inum;
-	return d;
-}
-
-static u32 ksmbd_sched_client_hash(u32 class_word, const u8 *addr)
-{
-	return jhash(addr, 16, KSMBD_SCHED_CLASS_ID_OF(class_word));
-}
-
-static bool ksmbd_sched_same_client(const struct ksmbd_sched_client *c,
-				    u32 class_word, const u8 *addr)
-{
-	return KSMBD_SCHED_CLASS_ID_OF(c->class_word) ==
-	       KSMBD_SCHED_CLASS_ID_OF(class_word) &&
-	       !memcmp(c->addr, addr, 16);
-}
-
-/* Caller holds d->lock. */
-static struct ksmbd_sched_cstats *
-ksmbd_sched_class_stats(struct ksmbd_sched_disp *d, u32 class_word)
-{
-	unsigned long id = KSMBD_SCHED_CLASS_ID_OF(class_word);
-	struct ksmbd_sched_cstats *cs = xa_load(&d->classes, id);
-
-	if (cs)
-		return cs;
-	cs = kzalloc(sizeof(*cs), GFP_ATOMIC);
-	if (!cs)
-		return NULL;
-	if (xa_err(xa_store(&d->classes, id, cs, GFP_ATOMIC))) {
-		kfree(cs);
-		return NULL;
+	switch (le16_to_cpu(hdr->Command)) {
+	case SMB2_READ_HE:
+		if (len >= offsetof(struct smb2_read_req, Buffer))
+			return le32_to_cpu(rd->Length);
+		break;
+	case SMB2_WRITE_HE:
+		if (len >= offsetof(struct smb2_write_req, Buffer))
+			return le32_to_cpu(wr->Length);
+		break;
 	}
-	return cs;
+	return 0;
 }
 
-/* Caller holds d->lock.  Finds or creates the client of @class_word. */
-static struct ksmbd_sched_client *
-ksmbd_sched_client_get(struct ksmbd_sched_disp *d, u32 class_word,
-		       const u8 *peer)
+/* The READ/WRITE fields of the first PDU, @len bytes of it received. */
+static void ksmbd_sched_req_rw(const struct smb2_hdr *hdr, unsigned int len,
+			       struct ksmbd_sched_req *r)
 {
-	static const u8 any[16];
-	const u8 *addr = class_word & KSMBD_SCHED_CLASS_PER_PEER ? peer : any;
-	u32 key = ksmbd_sched_client_hash(class_word, addr);
-	struct ksmbd_sched_client *c;
-	u32 weight;
-
-	hash_for_each_possible(d->clients, c, hnode, key)
-		if (ksmbd_sched_same_client(c, class_word, addr))
-			return c;
-
-	c = kzalloc(sizeof(*c), GFP_ATOMIC);
-	if (!c)
-		return NULL;
-	c->stats = ksmbd_sched_class_stats(d, class_word);
-	if (!c->stats) {
-		kfree(c);
-		return NULL;
-	}
-	INIT_LIST_HEAD(&c->data);
-	c->class_word = class_word;
-	memcpy(c->addr, addr, 16);
-	weight = KSMBD_SCHED_CLASS_WEIGHT_OF(class_word);
-	c->turns = weight ?: 1;
-	hash_add(d->clients, &c->hnode, key);
-	list_add_tail(&c->rr, &d->active);
-	d->nclients++;
-	return c;
-}
-
-/* Caller holds d->lock. */
-static void ksmbd_sched_client_free(struct ksmbd_sched_disp *d,
-				    struct ksmbd_sched_client *c)
-{
-	hash_del(&c->hnode);
-	list_del(&c->rr);
-	d->nclients--;
-	kfree(c);
-}
-
-static void ksmbd_sched_account(struct ksmbd_sched_cstats *cs,
-				struct ksmbd_work *work, u64 wait)
-{
-	u64 us = wait / NSEC_PER_USEC;
-
-	cs->dispatched++;
-	cs->bytes += work->sched.bytes;
-	cs->wait_ns += wait;
-	cs->hist[min_t(u32, us ? ilog2(us) + 1 : 0,
-		       KSMBD_SCHED_WAIT_BUCKETS - 1)]++;
-}
-
-/*
- * Take the next request in weighted round-robin order while a slot is
- * free, onto @batch.  Caller holds d->lock and queues @batch after
- * dropping it.
- */
-static void ksmbd_sched_pick_locked(struct ksmbd_sched_disp *d,
-				    struct list_head *batch, u64 now)
-{
-	while (d->inflight < d->max_inflight && !list_empty(&d->active)) {
-		struct ksmbd_sched_client *c;
-		struct ksmbd_work *work;
-		u32 weight;
-
-		c = list_first_entry(&d->active, struct ksmbd_sched_client, rr);
-		work = list_first_entry(&c->data, struct ksmbd_work,
-					sched.entry);
-		list_move_tail(&work->sched.entry, batch);
-		work->sched.clients = min_t(u32, d->nclients, U16_MAX);
-		work->sched.slot = true;
-		d->inflight++;
-		d->queued--;
-		ksmbd_sched_account(c->stats, work, now - work->sched.qtime_ns);
-
-		if (!--c->queued) {
-			ksmbd_sched_client_free(d, c);
-			continue;
-		}
-		if (!--c->turns) {
-			weight = KSMBD_SCHED_CLASS_WEIGHT_OF(c->class_word);
-			c->turns = weight ?: 1;
-			list_move_tail(&c->rr, &d->active);
-		}
-	}
-}
-
-static void ksmbd_sched_run(struct ksmbd_work *work)
-{
-	if ((work->sched.verdict & KSMBD_SCHED_VERDICT_QUEUE_MASK) ==
-	    KSMBD_SCHED_QUEUE_UNBOUND)
-		queue_work(ksmbd_sched_unbound_wq, &work->work);
-	else
-		ksmbd_queue_work(work);
-}
-
-static void ksmbd_sched_run_batch(struct ksmbd_sched_disp *d,
-				  struct list_head *batch, u64 now)
-{
-	struct ksmbd_work *work, *tmp;
-
-	list_for_each_entry_safe(work, tmp, batch, sched.entry) {
-		list_del_init(&work->sched.entry);
-		if (trace_ksmbd_sched_dispatch_enabled()) {
-			u32 cw = work->conn->sched_class;
-			u8 peer[16] = {};
-			u16 port;
-
-			if (cw & KSMBD_SCHED_CLASS_PER_PEER)
-				ksmbd_sched_addr(&work->conn->peer_addr, peer,
-						 &port);
-			trace_ksmbd_sched_dispatch(d->netns_ino, cw, peer,
-						   work->sched.command,
-						   work->sched.verdict,
-						   work->sched.bytes,
-						   work->sched.slot,
-						   work->sched.clients,
-						   now - work->sched.qtime_ns);
-		}
-		ksmbd_sched_run(work);
-	}
-}
-
-/*
- * Fill @r from the received message: the first PDU's header, or what an
- * encrypted or compressed message shows.  Lengths are checked against
- * the received size; a short message is classified by what fits.
- */
-static void ksmbd_sched_req_ctx(struct ksmbd_work *work,
-				struct ksmbd_sched_req *r)
-{
-	struct ksmbd_conn *conn = work->conn;
-	unsigned int len = get_rfc1002_len(work->request_buf);
-	const struct smb2_hdr *hdr = work->request_buf + 4;
-	u16 port;
-
-	r->class_word = conn->sched_class;
-	r->pdu_len = len;
-	r->command = KSMBD_SCHED_CMD_UNKNOWN;
-	ksmbd_sched_addr(&conn->peer_addr, r->peer_addr, &port);
-
-	if (len < sizeof(__le32))
-		return;
-	if (hdr->ProtocolId == SMB2_TRANSFORM_PROTO_NUM) {
-		r->flags |= KSMBD_SCHED_REQ_ENCRYPTED;
-		return;
-	}
-	if (hdr->ProtocolId == SMB2_COMPRESSION_TRANSFORM_ID) {
-		r->flags |= KSMBD_SCHED_REQ_COMPRESSED;
-		return;
-	}
-	if (hdr->ProtocolId == SMB1_PROTO_NUMBER) {
-		r->flags |= KSMBD_SCHED_REQ_SMB1;
-		return;
-	}
-	if (hdr->ProtocolId != SMB2_PROTO_NUMBER ||
-	    len < sizeof(struct smb2_hdr))
-		return;
-
-	r->command = le16_to_cpu(hdr->Command);
-	r->credit_charge = le16_to_cpu(hdr->CreditCharge);
-	if (hdr->NextCommand)
-		r->flags |= KSMBD_SCHED_REQ_COMPOUND;
-	if (hdr->Flags & SMB2_FLAGS_SIGNED)
-		r->flags |= KSMBD_SCHED_REQ_SIGNED;
-	if (hdr->Flags & SMB2_FLAGS_ASYNC_COMMAND)
-		r->flags |= KSMBD_SCHED_REQ_ASYNC;
-
 	if (r->command == SMB2_READ_HE &&
 	    len >= offsetof(struct smb2_read_req, Buffer)) {
 		const struct smb2_read_req *rd = (const void *)hdr;
@@ -604,27 +339,177 @@ static void ksmbd_sched_req_ctx(struct ksmbd_work *work,
 	}
 }
 
+/*
+ * The rest of a compound after its first PDU (MS-SMB2 3.3.5.2.7): the
+ * message is control only if every PDU is a control command, and it moves
+ * the READ/WRITE bytes of all of them.  A chain that does not fit in the
+ * received message is data (ksmbd rejects it when it runs).
+ */
+static bool ksmbd_sched_compound(const struct smb2_hdr *hdr, unsigned int len,
+				 bool control, u64 *bytes)
+{
+	unsigned int off = 0, next = le32_to_cpu(hdr->NextCommand);
+	const struct smb2_hdr *h;
+
+	while (next) {
+		if (next < sizeof(*h) || next > len - off ||
+		    len - off - next < sizeof(*h))
+			return false;
+		off += next;
+		h = (const void *)hdr + off;
+		if (h->ProtocolId != SMB2_PROTO_NUMBER)
+			return false;
+		control &= ksmbd_sched_is_control(le16_to_cpu(h->Command));
+		*bytes += ksmbd_sched_pdu_bytes(h, len - off);
+		next = le32_to_cpu(h->NextCommand);
+	}
+	return control;
+}
+
+/*
+ * Fill @r and the request's scheduling fields from the received message:
+ * the first PDU's header, or what a compressed message (or an encrypted
+ * one that could not be decrypted) shows, then the compound chain.
+ * Lengths are checked against the received size; a short message is
+ * classified by what fits.  Return: true for a control request.
+ */
+static bool ksmbd_sched_req_ctx(struct ksmbd_work *work,
+				struct ksmbd_sched_req *r)
+{
+	struct ksmbd_conn *conn = work->conn;
+	unsigned int len = get_rfc1002_len(work->request_buf);
+	const struct smb2_hdr *hdr = work->request_buf + 4;
+	bool control = false;
+	u64 bytes = 0;
+
+	r->class_word = conn->sched_class;
+	r->pdu_len = len;
+	r->command = KSMBD_SCHED_CMD_UNKNOWN;
+	memcpy(r->peer_addr, conn->sched.ctx.peer_addr, 16);
+	if (work->encrypted)
+		r->flags |= KSMBD_SCHED_REQ_ENCRYPTED;
+
+	if (len < sizeof(__le32))
+		goto out;
+	if (hdr->ProtocolId == SMB2_TRANSFORM_PROTO_NUM) {
+		r->flags |= KSMBD_SCHED_REQ_ENCRYPTED;
+		goto out;
+	}
+	if (hdr->ProtocolId == SMB2_COMPRESSION_TRANSFORM_ID) {
+		r->flags |= KSMBD_SCHED_REQ_COMPRESSED;
+		goto out;
+	}
+	if (hdr->ProtocolId == SMB1_PROTO_NUMBER) {
+		r->flags |= KSMBD_SCHED_REQ_SMB1;
+		control = true;
+		goto out;
+	}
+	if (hdr->ProtocolId != SMB2_PROTO_NUMBER ||
+	    len < sizeof(struct smb2_hdr))
+		goto out;
+
+	r->command = le16_to_cpu(hdr->Command);
+	r->credit_charge = le16_to_cpu(hdr->CreditCharge);
+	if (hdr->NextCommand)
+		r->flags |= KSMBD_SCHED_REQ_COMPOUND;
+	if (hdr->Flags & SMB2_FLAGS_SIGNED)
+		r->flags |= KSMBD_SCHED_REQ_SIGNED;
+	if (hdr->Flags & SMB2_FLAGS_ASYNC_COMMAND)
+		r->flags |= KSMBD_SCHED_REQ_ASYNC;
+	ksmbd_sched_req_rw(hdr, len, r);
+	bytes = ksmbd_sched_pdu_bytes(hdr, len);
+	control = ksmbd_sched_compound(hdr, len,
+				       ksmbd_sched_is_control(r->command),
+				       &bytes);
+out:
+	work->sched.command = r->command;
+	work->sched.class_word = r->class_word;
+	work->sched.bytes = min_t(u64, bytes, U32_MAX);
+	work->sched.cost = max_t(u32, work->sched.bytes, KSMBD_SCHED_COST_MIN);
+	work->sched.mem = len + 4;
+	return control;
+}
+
+/*
+ * Decrypt an encrypted message before it is classified and dispatched,
+ * as the worker would first thing (__handle_ksmbd_work()): its command,
+ * its compound and its cost are then known, and a sealed client's CLOSE,
+ * LOCK or break acknowledgment is control like anybody else's.  The
+ * receiver decrypts instead of a worker; a failure aborts the connection
+ * and drops the request, as on the worker.
+ */
+static void ksmbd_sched_decrypt(struct ksmbd_work *work)
+{
+	struct ksmbd_conn *conn = work->conn;
+	u64 sess_id;
+
+	if (!conn->ops || !conn->ops->is_transform_hdr ||
+	    !conn->ops->is_transform_hdr(work->request_buf) ||
+	    get_rfc1002_len(work->request_buf) <
+	    sizeof(struct smb2_transform_hdr))
+		return;
+	sess_id = le64_to_cpu(((struct smb2_transform_hdr *)
+			       smb_get_msg(work->request_buf))->SessionId);
+	if (conn->ops->decrypt_req(work) < 0)
+		goto abort;
+	work->encrypted = true;
+	if (ksmbd_check_transform_session(work, sess_id) < 0)
+		goto abort;
+	return;
+abort:
+	ksmbd_conn_abort(conn);
+	work->sched.dropped = true;
+}
+
+/*
+ * A connection accepted before the attached program (load, replace) is
+ * classified again by it at its next request.
+ */
+static void ksmbd_sched_reclassify(struct ksmbd_sched_net *sn,
+				   struct ksmbd_conn *conn,
+				   const struct ksmbd_sched_ops *ops, u32 gen)
+{
+	u32 word = 0;
+
+	if (ops->classify_conn) {
+		word = ops->classify_conn(&conn->sched.ctx);
+		word = ksmbd_sched_clamp_class(sn, word);
+	}
+	conn->sched_class = word;
+	conn->sched.gen = gen;
+	this_cpu_inc(sn->stats->reclassified);
+}
+
 void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 {
 	struct ksmbd_conn *conn = work->conn;
 	struct ksmbd_sched_disp *d = NULL;
 	struct ksmbd_sched_req r = {};
-	struct ksmbd_sched_client *c;
 	struct ksmbd_sched_attach *a;
 	struct ksmbd_sched_ops *ops;
 	struct ksmbd_sched_net *sn;
-	LIST_HEAD(batch);
-	u64 now;
+	bool control = false, rebind = false;
+	u32 gen;
 
 	if (!conn->sched_net)
 		goto run;
 	sn = ksmbd_sched_pernet(conn->sched_net);
+	if (!rcu_access_pointer(sn->attach))
+		goto run;
+	ksmbd_sched_decrypt(work);
+	if (work->sched.dropped)
+		goto run;
 
 	rcu_read_lock();
 	a = rcu_dereference(sn->attach);
 	if (a) {
 		ops = rcu_dereference(a->ops);
-		ksmbd_sched_req_ctx(work, &r);
+		gen = READ_ONCE(a->gen);
+		if (conn->sched.gen != gen) {
+			ksmbd_sched_reclassify(sn, conn, ops, gen);
+			rebind = true;
+		}
+		control = ksmbd_sched_req_ctx(work, &r);
 		if (ops->classify_req) {
 			work->sched.verdict =
 				ksmbd_sched_clamp_verdict(sn,
@@ -634,118 +519,52 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 		trace_ksmbd_sched_req(conn->sched_net->ns.inum, &r,
 				      work->sched.verdict);
 		d = a->disp;
-		if (!refcount_inc_not_zero(&d->ref))
+		if (!ksmbd_disp_tryget(d))
 			d = NULL;
 	}
 	rcu_read_unlock();
 	if (!d)
 		goto run;
 
-	work->sched.command = r.command;
-	work->sched.bytes = r.length;
-	work->sched.disp = d;
-	now = ktime_get_ns();
-	work->sched.qtime_ns = now;
-
-	spin_lock(&d->lock);
-	if (d->dead || ksmbd_sched_is_control(&r)) {
-		struct ksmbd_sched_cstats *cs = NULL;
-
-		if (!d->dead)
-			cs = ksmbd_sched_class_stats(d, r.class_word);
-		if (cs)
-			cs->bypassed++;
-		spin_unlock(&d->lock);
-		list_add_tail(&work->sched.entry, &batch);
-		ksmbd_sched_run_batch(d, &batch, now);
-		return;
+	if (rebind || conn->sched.disp != d) {
+		ksmbd_disp_conn_unbind(conn);
+		ksmbd_disp_conn_bind(d, conn, conn->sched_class);
 	}
-	c = ksmbd_sched_client_get(d, r.class_word, r.peer_addr);
-	if (unlikely(!c)) {
-		d->alloc_fail++;
-		spin_unlock(&d->lock);
-		list_add_tail(&work->sched.entry, &batch);
-		ksmbd_sched_run_batch(d, &batch, now);
-		return;
-	}
-	list_add_tail(&work->sched.entry, &c->data);
-	c->queued++;
-	d->queued++;
-	ksmbd_sched_pick_locked(d, &batch, now);
-	spin_unlock(&d->lock);
-	ksmbd_sched_run_batch(d, &batch, now);
+	ksmbd_disp_queue(d, work, control);
 	return;
 
 run:
 	ksmbd_sched_run(work);
 }
 
-/* Give back @work's slot and dispatch what it frees. */
-static void ksmbd_sched_put_slot(struct ksmbd_sched_disp *d,
-				 struct ksmbd_work *work)
-{
-	LIST_HEAD(batch);
-	u64 now = ktime_get_ns();
-
-	spin_lock(&d->lock);
-	if (work->sched.slot) {
-		work->sched.slot = false;
-		d->inflight--;
-		if (!d->dead)
-			ksmbd_sched_pick_locked(d, &batch, now);
-	}
-	spin_unlock(&d->lock);
-	ksmbd_sched_run_batch(d, &batch, now);
-}
-
 void __ksmbd_sched_work_done(struct ksmbd_work *work)
 {
-	struct ksmbd_sched_disp *d = work->sched.disp;
-
-	ksmbd_sched_put_slot(d, work);
-	work->sched.disp = NULL;
-	ksmbd_sched_disp_put(d);
+	ksmbd_disp_work_done(work);
 }
 
 void __ksmbd_sched_release_slot(struct ksmbd_work *work)
 {
-	ksmbd_sched_put_slot(work->sched.disp, work);
+	ksmbd_disp_release_slot(work, true);
 }
 
-/* A replacing program brings its own budget. */
-static void ksmbd_sched_disp_resize(struct ksmbd_sched_disp *d,
-				    u32 max_inflight)
+void __ksmbd_sched_wait(void)
 {
-	LIST_HEAD(batch);
-	u64 now = ktime_get_ns();
+	struct ksmbd_work *work = ksmbd_current_work();
 
-	spin_lock(&d->lock);
-	d->max_inflight = max_inflight ?: ksmbd_sched_default_inflight();
-	ksmbd_sched_pick_locked(d, &batch, now);
-	spin_unlock(&d->lock);
-	ksmbd_sched_run_batch(d, &batch, now);
+	if (work && work->sched.slot)
+		ksmbd_disp_release_slot(work, true);
 }
 
-/*
- * Detach the dispatcher: nothing waits any more.  Every waiting request is
- * handed to its workqueue, in round-robin order, and keeps its reference
- * until it has run.  Caller holds ksmbd_sched_mutex.
- */
-static void ksmbd_sched_disp_kill(struct ksmbd_sched_disp *d)
+bool __ksmbd_sched_holds_slot(void)
 {
-	struct ksmbd_sched_client *c, *tmp;
-	LIST_HEAD(batch);
-	u64 now = ktime_get_ns();
+	struct ksmbd_work *work = ksmbd_current_work();
 
-	spin_lock(&d->lock);
-	d->dead = true;
-	d->max_inflight = U32_MAX;
-	ksmbd_sched_pick_locked(d, &batch, now);
-	list_for_each_entry_safe(c, tmp, &d->active, rr)
-		ksmbd_sched_client_free(d, c);
-	spin_unlock(&d->lock);
-	ksmbd_sched_run_batch(d, &batch, now);
-	ksmbd_sched_disp_put(d);
+	return work && work->sched.slot;
+}
+
+void __ksmbd_sched_conn_stop(struct ksmbd_conn *conn)
+{
+	ksmbd_disp_conn_stop(conn);
 }
 
 /* ---- struct_ops --------------------------------------------------------- */
@@ -877,7 +696,7 @@ static void ksmbd_sched_detach_locked(struct ksmbd_sched_attach *a)
 	 * a->disp stays: a queueing thread that found @a under RCU may still
 	 * try refcount_inc_not_zero() on it; it is freed after a grace period.
 	 */
-	ksmbd_sched_disp_kill(a->disp);
+	ksmbd_disp_kill(a->disp);
 	static_branch_dec(&ksmbd_sched_enabled);
 }
 
@@ -896,12 +715,13 @@ static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
-	a->disp = ksmbd_sched_disp_alloc(net, ops->max_inflight);
+	a->disp = ksmbd_disp_alloc(net->ns.inum, ops->max_inflight);
 	if (!a->disp) {
 		kfree(a);
 		return -ENOMEM;
 	}
 	RCU_INIT_POINTER(a->ops, kdata);
+	a->gen = ksmbd_sched_next_gen();
 	a->link = link;
 	a->net = net;
 
@@ -917,7 +737,7 @@ static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 out:
 	mutex_unlock(&ksmbd_sched_mutex);
 	if (a) {
-		ksmbd_sched_disp_put(a->disp);
+		ksmbd_disp_put(a->disp);
 		kfree(a);
 	}
 	return err;
@@ -956,7 +776,8 @@ static int ksmbd_sched_update(void *kdata, void *old_kdata,
 		err = -EINVAL;
 	} else {
 		rcu_assign_pointer(a->ops, kdata);
-		ksmbd_sched_disp_resize(a->disp, ops->max_inflight);
+		WRITE_ONCE(a->gen, ksmbd_sched_next_gen());
+		ksmbd_disp_update(a->disp, ops->max_inflight);
 	}
 	mutex_unlock(&ksmbd_sched_mutex);
 	/*
@@ -983,39 +804,6 @@ static struct bpf_struct_ops ksmbd_sched_bpf_ops = {
 
 /* ---- per-netns state and /proc/net/ksmbd_sched ------------------------- */
 
-/*
- * Dispatcher state, then one "class:" line per class seen:
- *   class: ID dispatched N bypassed N bytes N wait_ns N hist H0,H1,...
- * where Hi counts waits in [2^(i-1), 2^i) us (H0: under 1 us).
- */
-static void ksmbd_sched_disp_show(struct seq_file *m,
-				  struct ksmbd_sched_disp *d)
-{
-	struct ksmbd_sched_cstats *cs, snap;
-	unsigned long id;
-	int i;
-
-	spin_lock(&d->lock);
-	seq_printf(m, "max_inflight: %u\n", d->max_inflight);
-	seq_printf(m, "inflight: %u\n", d->inflight);
-	seq_printf(m, "queued: %u\n", d->queued);
-	seq_printf(m, "clients: %u\n", d->nclients);
-	seq_printf(m, "alloc_fail: %llu\n", d->alloc_fail);
-	spin_unlock(&d->lock);
-
-	xa_for_each(&d->classes, id, cs) {
-		spin_lock(&d->lock);
-		snap = *cs;
-		spin_unlock(&d->lock);
-		seq_printf(m, "class: %lu dispatched %llu bypassed %llu bytes %llu wait_ns %llu hist ",
-			   id, snap.dispatched, snap.bypassed, snap.bytes,
-			   snap.wait_ns);
-		for (i = 0; i < KSMBD_SCHED_WAIT_BUCKETS; i++)
-			seq_printf(m, i ? ",%llu" : "%llu", snap.hist[i]);
-		seq_putc(m, '\n');
-	}
-}
-
 static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 {
 	struct net *net = seq_file_single_net(m);
@@ -1031,6 +819,7 @@ static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 		sum.reqs += READ_ONCE(s->reqs);
 		sum.class_clamped += READ_ONCE(s->class_clamped);
 		sum.verdict_clamped += READ_ONCE(s->verdict_clamped);
+		sum.reclassified += READ_ONCE(s->reclassified);
 	}
 
 	mutex_lock(&ksmbd_sched_mutex);
@@ -1041,7 +830,7 @@ static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 		   a ? rcu_dereference_protected(a->ops, 1)->name : "-");
 	seq_printf(m, "link_id: %u\n", a ? a->link->id : 0);
 	if (a)
-		ksmbd_sched_disp_show(m, a->disp);
+		ksmbd_disp_show(m, a->disp);
 	mutex_unlock(&ksmbd_sched_mutex);
 	/* 6.12 ksmbd creates its listeners in the initial namespace only. */
 	seq_printf(m, "serves: %d\n", net_eq(net, &init_net) ? 1 : 0);
@@ -1054,6 +843,25 @@ static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 		   atomic_long_read(&ksmbd_sched_held.payloads));
 	seq_printf(m, "payload_pages: %ld\n",
 		   atomic_long_read(&ksmbd_sched_held.payload_pages));
+	seq_printf(m, "conns_reclassified: %llu\n", sum.reclassified);
+	return 0;
+}
+
+/*
+ * /proc/net/ksmbd_sched_clients: one line per client of the namespace's
+ * dispatcher (ksmbd_disp_show_clients()); empty when nothing is attached.
+ */
+static int ksmbd_sched_clients_show(struct seq_file *m, void *v)
+{
+	struct ksmbd_sched_net *sn = ksmbd_sched_pernet(seq_file_single_net(m));
+	struct ksmbd_sched_attach *a;
+
+	mutex_lock(&ksmbd_sched_mutex);
+	a = rcu_dereference_protected(sn->attach,
+				      lockdep_is_held(&ksmbd_sched_mutex));
+	if (a)
+		ksmbd_disp_show_clients(m, a->disp);
+	mutex_unlock(&ksmbd_sched_mutex);
 	return 0;
 }
 
@@ -1065,11 +873,18 @@ static int __net_init ksmbd_sched_net_init(struct net *net)
 	if (!sn->stats)
 		return -ENOMEM;
 	if (!proc_create_net_single("ksmbd_sched", 0444, net->proc_net,
-				    ksmbd_sched_proc_show, NULL)) {
-		free_percpu(sn->stats);
-		return -ENOMEM;
-	}
+				    ksmbd_sched_proc_show, NULL))
+		goto err_stats;
+	if (!proc_create_net_single("ksmbd_sched_clients", 0444, net->proc_net,
+				    ksmbd_sched_clients_show, NULL))
+		goto err_proc;
 	return 0;
+
+err_proc:
+	remove_proc_entry("ksmbd_sched", net->proc_net);
+err_stats:
+	free_percpu(sn->stats);
+	return -ENOMEM;
 }
 
 /* Detach before the namespace goes: its link stays open but inert. */
@@ -1090,6 +905,7 @@ static void __net_exit ksmbd_sched_net_exit(struct net *net)
 {
 	struct ksmbd_sched_net *sn = ksmbd_sched_pernet(net);
 
+	remove_proc_entry("ksmbd_sched_clients", net->proc_net);
 	remove_proc_entry("ksmbd_sched", net->proc_net);
 	/* Connections hold a reference on their namespace: none are left. */
 	free_percpu(sn->stats);

@@ -32,20 +32,23 @@ struct socket;
  *	the connection reads its first request.  Returns the class word:
  *	class id in bits 0-15, weight in bits 16-23 (0 means 1),
  *	KSMBD_SCHED_CLASS_PER_PEER in bit 31.  Reserved bits 24-30 are
- *	cleared and counted.  The connection keeps this class for life.
+ *	cleared and counted.  A connection accepted before the program
+ *	was attached (load or replace) is classified by it at its next
+ *	request, from the same context (the receiver thread, under RCU).
  *	Default (no callback): 0, the anonymous class.
  * @classify_req: Called once per received message, in process context
  *	(the connection's receiver thread), before it is queued for
- *	execution.  Only the first PDU's header is visible, and only the
- *	transform header of an encrypted message.  Returns the verdict
+ *	execution.  Only the first PDU's header is visible; an encrypted
+ *	message is decrypted first (KSMBD_SCHED_REQ_ENCRYPTED is set).
+ *	Returns the verdict
  *	word: queue in bits 0-3 (KSMBD_SCHED_QUEUE_*; unknown values mean
  *	the per-CPU queue and are counted), KSMBD_SCHED_VERDICT_SPLICE in
  *	bit 8.  Other bits are ignored.  Default: 0 (per-CPU queue, copy).
  * @max_inflight: Dispatch budget: data requests of this netns executing
- *	at once; the next one is taken from the next client in weighted
- *	round-robin order.  0 means the kernel default, 4 per possible CPU,
- *	at least 8 and at most 256.  Above KSMBD_SCHED_MAX_INFLIGHT_LIMIT
- *	the attach fails with -E2BIG.
+ *	at once; the next one is taken by deficit round robin across
+ *	clients.  0 means the kernel default (enum ksmbd_sched_consts in
+ *	ksmbd_sched_disp.h: 16 per possible CPU, at least 32, at most 256).
+ *	Above KSMBD_SCHED_MAX_INFLIGHT_LIMIT the attach fails with -E2BIG.
  * @flags: KSMBD_SCHED_OPS_* flags; none are defined, any bit set fails
  *	the attach with -EINVAL.
  * @name: Name of the program, required (at least one character; letters,
@@ -85,25 +88,12 @@ int ksmbd_sched_init(void);
 void ksmbd_sched_exit(void);
 void ksmbd_sched_conn_init(struct ksmbd_conn *conn, struct socket *sock);
 void ksmbd_sched_conn_free(struct ksmbd_conn *conn);
-void __ksmbd_sched_conn_accept(struct ksmbd_conn *conn, struct socket *sock);
 void __ksmbd_sched_queue_work(struct ksmbd_work *work);
 void __ksmbd_sched_work_done(struct ksmbd_work *work);
 void __ksmbd_sched_release_slot(struct ksmbd_work *work);
-
-/**
- * ksmbd_sched_conn_accept() - classify a newly accepted connection
- * @conn: the new connection; its peer_addr must be set
- * @sock: its socket (gives the network namespace and local address)
- *
- * Context: process context, may sleep.  Sets conn->sched_class; 0 when no
- * program is attached in the socket's namespace.
- */
-static inline void ksmbd_sched_conn_accept(struct ksmbd_conn *conn,
-					   struct socket *sock)
-{
-	if (static_branch_unlikely(&ksmbd_sched_enabled))
-		__ksmbd_sched_conn_accept(conn, sock);
-}
+void __ksmbd_sched_wait(void);
+bool __ksmbd_sched_holds_slot(void);
+void __ksmbd_sched_conn_stop(struct ksmbd_conn *conn);
 
 /**
  * ksmbd_sched_queue_work() - queue a received request for execution
@@ -111,11 +101,13 @@ static inline void ksmbd_sched_conn_accept(struct ksmbd_conn *conn,
  *        work->work initialised
  *
  * With no program attached anywhere this is ksmbd_queue_work().  With a
- * program attached in the connection's namespace, the program's verdict
- * picks the workqueue and the namespace's dispatcher decides when the
- * request runs (weighted round-robin across clients, bounded in flight).
+ * program attached in the connection's namespace, an encrypted message is
+ * decrypted, the program's verdict picks the workqueue and the
+ * namespace's dispatcher decides when the request runs (deficit round
+ * robin across clients, bounded in flight).
  *
- * Context: the connection's receiver thread.
+ * Context: the connection's receiver thread; may sleep (decryption, and
+ * while the connection's client has its cap of requests waiting).
  */
 static inline void ksmbd_sched_queue_work(struct ksmbd_work *work)
 {
@@ -130,7 +122,8 @@ static inline void ksmbd_sched_queue_work(struct ksmbd_work *work)
  * @work: the request, before it is freed
  *
  * Returns its in-flight slot to the dispatcher, which dispatches the next
- * request in turn, and drops the request's reference on the dispatcher.
+ * request in turn, and drops the request's references on its client and
+ * on the dispatcher.
  * Context: the worker that ran the request.
  */
 static inline void ksmbd_sched_work_done(struct ksmbd_work *work)
@@ -143,15 +136,68 @@ static inline void ksmbd_sched_work_done(struct ksmbd_work *work)
  * ksmbd_sched_release_slot() - a request stops counting against the budget
  * @work: the request
  *
- * Called when a request goes async (e.g. a blocking byte-range LOCK), so
- * that a request it waits for (the UNLOCK, a CANCEL) can be dispatched,
- * and before its reply is sent, so that a client that stops reading its
- * socket cannot hold the slots other clients need.  Context: its worker.
+ * Called when a request goes async (e.g. a blocking byte-range LOCK, a
+ * CREATE waiting for a lease break acknowledgment), so that a request it
+ * waits for (the UNLOCK, a CANCEL, the acknowledgment) can be dispatched.
+ * Context: its worker.
  */
 static inline void ksmbd_sched_release_slot(struct ksmbd_work *work)
 {
 	if (unlikely(work->sched.slot))
 		__ksmbd_sched_release_slot(work);
+}
+
+/**
+ * ksmbd_sched_wait() - the executing request waits for another party
+ *
+ * The request the calling worker executes (if it is one the dispatcher
+ * gave a slot) gives its slot back for good: what it waits for (a break
+ * acknowledgment, another break in progress, its connection's other
+ * reply, a client reading its socket) may need that slot, and the other
+ * clients must not wait for it.  Call it right before the wait.
+ * Context: process, may be called anywhere a request may sleep.
+ */
+static inline void ksmbd_sched_wait(void)
+{
+	if (static_branch_unlikely(&ksmbd_sched_enabled))
+		__ksmbd_sched_wait();
+}
+
+/**
+ * ksmbd_sched_holds_slot() - does the executing request hold a slot?
+ *
+ * A sender that holds one tries without blocking first, and calls
+ * ksmbd_sched_wait() before it blocks on the peer.
+ * Context: process.  Return: true if it does.
+ */
+static inline bool ksmbd_sched_holds_slot(void)
+{
+	return static_branch_unlikely(&ksmbd_sched_enabled) &&
+	       __ksmbd_sched_holds_slot();
+}
+
+/**
+ * ksmbd_sched_conn_stop() - a connection is being released
+ * @conn: the connection; its receiver has stopped reading
+ *
+ * Its requests still waiting in the dispatcher are dropped: freed by
+ * their worker without being run.  Context: its receiver thread.
+ */
+static inline void ksmbd_sched_conn_stop(struct ksmbd_conn *conn)
+{
+	if (static_branch_unlikely(&ksmbd_sched_enabled))
+		__ksmbd_sched_conn_stop(conn);
+}
+
+/**
+ * ksmbd_sched_work_dropped() - must this request be freed without running?
+ * @work: the request
+ *
+ * Return: true when its connection went away while it waited.
+ */
+static inline bool ksmbd_sched_work_dropped(struct ksmbd_work *work)
+{
+	return unlikely(work->sched.dropped);
 }
 
 #else /* !CONFIG_SMB_SERVER_BPF_SCHED */
@@ -185,6 +231,24 @@ static inline void ksmbd_sched_work_done(struct ksmbd_work *work)
 
 static inline void ksmbd_sched_release_slot(struct ksmbd_work *work)
 {
+}
+
+static inline void ksmbd_sched_wait(void)
+{
+}
+
+static inline bool ksmbd_sched_holds_slot(void)
+{
+	return false;
+}
+
+static inline void ksmbd_sched_conn_stop(struct ksmbd_conn *conn)
+{
+}
+
+static inline bool ksmbd_sched_work_dropped(struct ksmbd_work *work)
+{
+	return false;
 }
 
 #endif /* CONFIG_SMB_SERVER_BPF_SCHED */

@@ -122,26 +122,32 @@ TRACE_EVENT(ksmbd_sched_req,
  * ksmbd_sched_dispatch - the dispatcher handed a request to a workqueue
  *
  * @client is the class id, and the peer when the class is PER_PEER
- * (else the peer prints as ::).  @waited is 0 for control requests and
- * for requests dispatched at once after a detach; they never wait.
- * @clients is the number of clients that had waiting requests when this
- * one was picked: the round-robin order decides between them (1: no
- * competition; 0: did not wait).
+ * (else the peer prints as ::).  @waited is 1 when the request took one
+ * of the dispatcher's slots; 0 for control requests, for requests
+ * dispatched at once after a detach or a watchdog bypass, and for
+ * dropped ones.  @clients is the number of clients that had waiting
+ * requests when this one was picked: the deficit round robin decides
+ * between them (1: no competition; 0: did not wait).  @cost is what its
+ * client was charged (bytes); @dropped is 1 when its connection was going
+ * away: it is freed, not run.
  */
 TRACE_EVENT(ksmbd_sched_dispatch,
 	TP_PROTO(u32 netns_ino, u32 class_word, const u8 *peer, u16 command,
-		 u32 verdict, u32 bytes, bool waited, u16 clients, u64 wait_ns),
+		 u32 verdict, u32 bytes, bool waited, u16 clients, u64 wait_ns,
+		 u32 cost, bool dropped),
 	TP_ARGS(netns_ino, class_word, peer, command, verdict, bytes, waited,
-		clients, wait_ns),
+		clients, wait_ns, cost, dropped),
 	TP_STRUCT__entry(
 		__field(u32, netns_ino)
 		__field(u32, class_word)
 		__array(u8, peer, 16)
 		__field(u16, command)
 		__field(bool, waited)
+		__field(bool, dropped)
 		__field(u16, clients)
 		__field(u32, verdict)
 		__field(u32, bytes)
+		__field(u32, cost)
 		__field(u64, wait_ns)
 	),
 	TP_fast_assign(
@@ -150,12 +156,14 @@ TRACE_EVENT(ksmbd_sched_dispatch,
 		memcpy(__entry->peer, peer, 16);
 		__entry->command = command;
 		__entry->waited = waited;
+		__entry->dropped = dropped;
 		__entry->clients = clients;
 		__entry->verdict = verdict;
 		__entry->bytes = bytes;
+		__entry->cost = cost;
 		__entry->wait_ns = wait_ns;
 	),
-	TP_printk("netns=%u class=%u client=%u/%pI6c cmd=%s queue=%s bytes=%u waited=%d clients=%u wait_ns=%llu",
+	TP_printk("netns=%u class=%u client=%u/%pI6c cmd=%s queue=%s bytes=%u waited=%d clients=%u wait_ns=%llu cost=%u dropped=%d",
 		  __entry->netns_ino,
 		  KSMBD_SCHED_CLASS_ID_OF(__entry->class_word),
 		  KSMBD_SCHED_CLASS_ID_OF(__entry->class_word), __entry->peer,
@@ -163,7 +171,31 @@ TRACE_EVENT(ksmbd_sched_dispatch,
 		  (__entry->verdict & KSMBD_SCHED_VERDICT_QUEUE_MASK) ==
 			KSMBD_SCHED_QUEUE_UNBOUND ? "unbound" : "percpu",
 		  __entry->bytes, __entry->waited, __entry->clients,
-		  __entry->wait_ns)
+		  __entry->wait_ns, __entry->cost, __entry->dropped)
+);
+
+/**
+ * ksmbd_sched_bypass - the watchdog handed a dispatcher to the flat path
+ *
+ * @reason is "watchdog"; @wait_ns the wait of the oldest request, which
+ * reached KSMBD_SCHED_WATCHDOG_MS.  The dispatcher stays bypassed until
+ * its program is replaced.
+ */
+TRACE_EVENT(ksmbd_sched_bypass,
+	TP_PROTO(u32 netns_ino, const char *reason, u64 wait_ns),
+	TP_ARGS(netns_ino, reason, wait_ns),
+	TP_STRUCT__entry(
+		__field(u32, netns_ino)
+		__string(reason, reason)
+		__field(u64, wait_ns)
+	),
+	TP_fast_assign(
+		__entry->netns_ino = netns_ino;
+		__assign_str(reason);
+		__entry->wait_ns = wait_ns;
+	),
+	TP_printk("netns=%u reason=%s wait_ns=%llu",
+		  __entry->netns_ino, __get_str(reason), __entry->wait_ns)
 );
 
 /**

@@ -1,42 +1,78 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Per-request state of ksmbd's BPF scheduling hook, embedded in
- * struct ksmbd_work.  See ksmbd_sched.c.
+ * Per-request and per-connection state of ksmbd's BPF scheduling hook,
+ * embedded in struct ksmbd_work and struct ksmbd_conn.  See
+ * ksmbd_sched.c (hook) and ksmbd_sched_disp.c (dispatcher).
  */
 #ifndef __KSMBD_SCHED_TYPES_H__
 #define __KSMBD_SCHED_TYPES_H__
 
 #include <linux/list.h>
 #include <linux/types.h>
+#include <uapi/linux/ksmbd_sched.h>
 
 struct ksmbd_sched_disp;
+struct ksmbd_sched_client;
 struct ksmbd_read_payload;
 
 /**
  * struct ksmbd_sched_work - a request's scheduling state
  * @entry:    on its client's queue while it waits for dispatch
+ * @age:      on the dispatcher's queue of all waiting requests, oldest
+ *            first (the watchdog looks at its head)
  * @disp:     the dispatcher that holds a reference for this request, or
- *            NULL (flat path: nothing attached when it was received)
+ *            NULL (flat path: nothing attached, or not tracked)
+ * @client:   its client while it is tracked (waiting or holding a slot)
  * @qtime_ns: when it was queued, ktime_get_ns()
  * @verdict:  the clamped verdict word of classify_req()
- * @bytes:    READ/WRITE length in bytes, 0 for other commands
+ * @bytes:    READ/WRITE bytes of all its PDUs, 0 for other commands
+ * @cost:     what its client is charged, bytes (ksmbd_sched_disp.c)
+ * @mem:      bytes of its received message, counted against its
+ *            client's queued-bytes cap while it waits
+ * @class_word: class word of its connection when it was received
  * @command:  SMB2 command of the first PDU, KSMBD_SCHED_CMD_UNKNOWN if
  *            not visible
  * @clients:  clients with waiting requests when it was picked (0: it
  *            did not wait), for the dispatch tracepoint
  * @slot:     it holds one of the dispatcher's in-flight slots
+ * @dropped:  its connection was going away when it was picked: it is
+ *            not run, only freed
  * @payload:  page-backed READ data to send spliced, or NULL
  */
 struct ksmbd_sched_work {
 	struct list_head	entry;
+	struct list_head	age;
 	struct ksmbd_sched_disp	*disp;
+	struct ksmbd_sched_client *client;
 	u64			qtime_ns;
 	u32			verdict;
 	u32			bytes;
+	u32			cost;
+	u32			mem;
+	u32			class_word;
 	u16			command;
 	u16			clients;
 	bool			slot;
+	bool			dropped;
 	struct ksmbd_read_payload *payload;
+};
+
+/**
+ * struct ksmbd_sched_conn_state - a connection's scheduling state
+ * @ctx:    what classify_conn() sees of it, kept to classify it again
+ *          when another program is attached
+ * @gen:    generation of the attachment its class word comes from (0:
+ *          none); a request seeing another generation reclassifies it
+ * @disp:   the dispatcher @client belongs to (referenced), or NULL
+ * @client: its client in @disp (referenced), or NULL
+ *
+ * Written only by the connection's receiver thread, and when it is freed.
+ */
+struct ksmbd_sched_conn_state {
+	struct ksmbd_sched_conn		ctx;
+	u32				gen;
+	struct ksmbd_sched_disp		*disp;
+	struct ksmbd_sched_client	*client;
 };
 
 #endif /* __KSMBD_SCHED_TYPES_H__ */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The dispatcher of ksmbd's BPF scheduling hook: what ksmbd_sched.c (the
+ * struct_ops glue and per-netns attach) calls.  See ksmbd_sched_disp.c
+ * and Documentation/dispatch.rst.
+ */
+#ifndef __KSMBD_SCHED_DISP_H__
+#define __KSMBD_SCHED_DISP_H__
+
+#include <linux/sizes.h>
+#include <linux/types.h>
+
+struct ksmbd_conn;
+struct ksmbd_work;
+struct ksmbd_sched_disp;
+struct seq_file;
+
+/**
+ * enum ksmbd_sched_consts - the dispatcher's defaults, in one place
+ * @KSMBD_SCHED_INFLIGHT_PER_CPU: default budget per possible CPU
+ * @KSMBD_SCHED_INFLIGHT_MIN: smallest default budget: one client keeping
+ *	this many requests outstanding (the queue depth of an interactive
+ *	burst, fio's iodepth=32) alone is never held back
+ * @KSMBD_SCHED_INFLIGHT_MAX: largest default budget
+ * @KSMBD_SCHED_COST_MIN: cost floor of a request, bytes: a request that
+ *	moves less (metadata, a 1-byte READ) is charged this much
+ * @KSMBD_SCHED_QUANTUM: deficit round robin quantum of a client of
+ *	weight 1, bytes; weight w gives w times as much
+ * @KSMBD_SCHED_STALL_MS: stall guard: when no slot was given back for
+ *	this long while requests wait, one more request is admitted
+ * @KSMBD_SCHED_WATCHDOG_MS: watchdog: a data request waiting this long
+ *	puts the dispatcher in bypass (flat path) until it is replaced
+ * @KSMBD_SCHED_CLIENT_QUEUED_MAX: requests one client may have waiting;
+ *	above it its connections' receivers stop reading
+ * @KSMBD_SCHED_CLIENT_QBYTES_MAX: bytes of received messages one client
+ *	may have waiting, same effect
+ */
+enum ksmbd_sched_consts {
+	KSMBD_SCHED_INFLIGHT_PER_CPU	= 16,
+	KSMBD_SCHED_INFLIGHT_MIN	= 32,
+	KSMBD_SCHED_INFLIGHT_MAX	= 256,
+	KSMBD_SCHED_COST_MIN		= SZ_4K,
+	KSMBD_SCHED_QUANTUM		= SZ_128K,
+	KSMBD_SCHED_STALL_MS		= 200,
+	KSMBD_SCHED_WATCHDOG_MS		= 30000,
+	KSMBD_SCHED_CLIENT_QUEUED_MAX	= 256,
+	KSMBD_SCHED_CLIENT_QBYTES_MAX	= SZ_32M,
+};
+
+struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight);
+bool ksmbd_disp_tryget(struct ksmbd_sched_disp *d);
+void ksmbd_disp_put(struct ksmbd_sched_disp *d);
+void ksmbd_disp_kill(struct ksmbd_sched_disp *d);
+void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight);
+int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
+			 u32 class_word);
+void ksmbd_disp_conn_unbind(struct ksmbd_conn *conn);
+void ksmbd_disp_conn_stop(struct ksmbd_conn *conn);
+void ksmbd_disp_queue(struct ksmbd_sched_disp *d, struct ksmbd_work *work,
+		      bool control);
+void ksmbd_disp_work_done(struct ksmbd_work *work);
+void ksmbd_disp_release_slot(struct ksmbd_work *work, bool wait);
+void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d);
+void ksmbd_disp_show_clients(struct seq_file *m, struct ksmbd_sched_disp *d);
+
+/* in ksmbd_sched.c: queue @work on the workqueue its verdict chose */
+void ksmbd_sched_run(struct ksmbd_work *work);
+
+#endif /* __KSMBD_SCHED_DISP_H__ */
