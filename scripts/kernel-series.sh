@@ -6,9 +6,14 @@
 # git series on Debian's linux-source-6.12, and write it with
 # 'git format-patch' to $OUT (default $CACHE_DIR/series).
 #
-#   BUILD_EACH=1  also build bzImage after every patch (separate O= tree
-#                 under $CACHE_DIR/build-series; ccache makes it quick
-#                 after the first time) and stop at the first that fails.
+#   BUILD_EACH=1  also build every patch twice and stop at the first
+#                 that fails: ksmbd built in (bzImage, O= tree
+#                 $CACHE_DIR/build-series) and ksmbd as a module
+#                 (CONFIG_SMB_SERVER=m: vmlinux + modules, so modpost
+#                 rejects any symbol the base does not export; O= tree
+#                 $CACHE_DIR/build-series-m).  Both start from the
+#                 in-tree kernel's .config; ccache and the O= trees make
+#                 every build after the first incremental.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ksmbd-bpf-sched}
@@ -16,6 +21,7 @@ SRC=$CACHE_DIR/src/linux
 WT=$CACHE_DIR/series-tree
 OUT=${OUT:-$CACHE_DIR/series}
 OBJ=$CACHE_DIR/build-series
+OBJM=$CACHE_DIR/build-series-m
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache} CCACHE_BASEDIR=$WT
 export KBUILD_BUILD_TIMESTAMP=2026-01-01 KBUILD_BUILD_USER=ksmbd-bpf-sched \
 	KBUILD_BUILD_HOST=build
@@ -28,6 +34,27 @@ fi
 git -C "$WT" checkout -q --detach base
 git -C "$WT" reset -q --hard base
 git -C "$WT" clean -fdqx
+
+# build_one N OBJDIR y|m TARGET...: build patch N with ksmbd built in (y)
+# or as a module (m) in OBJDIR; exit at the first failure.
+build_one() {
+	local n=$1 obj=$2 how=$3
+	shift 3
+	mkdir -p "$obj"
+	cp "$CACHE_DIR/build/.config" "$obj/.config"
+	if [ "$how" = m ]; then
+		# The in-tree kernel is built without module support.
+		"$WT/scripts/config" --file "$obj/.config" --enable MODULES \
+			--enable MODULE_UNLOAD --module SMB_SERVER
+	fi
+	make -s -C "$WT" O="$obj" olddefconfig >/dev/null
+	grep -q "^CONFIG_SMB_SERVER=$how\$" "$obj/.config" ||
+		{ echo "[series] $obj/.config: CONFIG_SMB_SERVER is not $how" >&2; exit 1; }
+	make -s -C "$WT" O="$obj" CC="ccache gcc" -j"$(($(nproc) + 1))" \
+		"$@" >/dev/null 2>"$obj/build-$n.log" ||
+		{ echo "[series] patch $n does not build with SMB_SERVER=$how: $obj/build-$n.log" >&2; exit 1; }
+	echo "[series] $n builds with SMB_SERVER=$how"
+}
 
 n=0
 while read -r patch newfiles; do
@@ -48,13 +75,10 @@ while read -r patch newfiles; do
 		commit -q -m "$msg" -m "$body"
 	echo "[series] $n: $msg"
 	if [ -n "${BUILD_EACH:-}" ]; then
-		mkdir -p "$OBJ"
-		cp "$CACHE_DIR/build/.config" "$OBJ/.config"
-		make -s -C "$WT" O="$OBJ" olddefconfig >/dev/null
-		make -s -C "$WT" O="$OBJ" CC="ccache gcc" -j"$(($(nproc) + 1))" \
-			bzImage >/dev/null 2>"$OBJ/build-$n.log" ||
-			{ echo "[series] patch $n does not build: $OBJ/build-$n.log" >&2; exit 1; }
-		echo "[series] $n builds"
+		build_one "$n" "$OBJ" y bzImage
+		build_one "$n" "$OBJM" m vmlinux modules
+		[ -f "$OBJM/fs/smb/server/ksmbd.ko" ] ||
+			{ echo "[series] patch $n: no ksmbd.ko in $OBJM" >&2; exit 1; }
 	fi
 done < "$TOP/kernel/series"
 

@@ -155,6 +155,25 @@ do_check_patches() {
 		n=$((n + 1))
 	done
 	log "kernel/patches: $n apply to Debian's linux-source-6.12 base"
+	check_series
+}
+
+# kernel/series must name every patch, in the order of kernel/patches,
+# and every new file under kernel/fs and kernel/include exactly once
+# (scripts/kernel-series.sh adds only the files it names).
+check_series() {
+	local listed want
+	listed=$(sed -e 's/#.*//' "$TOP/kernel/series" | awk 'NF { print $1 }')
+	want=$(cd "$TOP/kernel/patches" && ls -- *.patch)
+	[ "$listed" = "$want" ] ||
+		die "kernel/series does not list kernel/patches in order"
+	listed=$(sed -e 's/#.*//' "$TOP/kernel/series" |
+		awk '{ for (i = 2; i <= NF; i++) print $i }' | sort)
+	want=$(cd "$TOP/kernel" && find fs include -type f | sort)
+	[ "$listed" = "$want" ] ||
+		die "kernel/series and the files under kernel/fs, kernel/include differ:
+$(diff <(echo "$listed") <(echo "$want") | grep '^[<>]')"
+	log "kernel/series: every patch and new file listed"
 }
 
 case "${1:-all}" in
