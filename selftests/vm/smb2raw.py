@@ -721,7 +721,10 @@ def cmd_stress_read(args):
         paths[f"{p}/{reason}/{where}"] = paths.get(f"{p}/{reason}/{where}", 0) + 1
     print(f"# reader: {n} READs of {L}, {eof} at EOF, {nbytes} bytes; oracle {paths}")
     ck.check(n >= args.min_reads, "enough READs", f"{n} < {args.min_reads}")
-    ck.check(set(paths) == {f"splice/-/{args.src}"},
+    # --src A[,B]: every reply spliced from one of them, A at least once.
+    srcs = args.src.split(",")
+    ck.check(f"splice/-/{srcs[0]}" in paths and
+             set(paths) <= {f"splice/-/{s}" for s in srcs},
              f"every READ reply with data was spliced from {args.src}", str(paths))
     # the connection is still in step: a plain READ of the stable prefix
     st, data, _w, _r = c.read(fid, 0, 65536)
@@ -976,7 +979,8 @@ def main():
     p.add_argument("--stop-file")
     p.add_argument("--length", type=int, default=65536)
     p.add_argument("--zero-end", type=int)
-    p.add_argument("--src", choices=["pagecache", "pages"], default="pagecache")
+    p.add_argument("--src", choices=["pagecache", "pages", "pagecache,pages"],
+                   default="pagecache")
     p.set_defaults(fn=cmd_stress_read)
     p = sub.add_parser("verify-read")
     p.add_argument("name")

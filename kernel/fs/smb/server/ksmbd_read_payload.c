@@ -213,16 +213,18 @@ struct ksmbd_read_collect {
 
 /*
  * Not a private copy: a page of a file's page cache, one that was until a
- * racing truncate or hole punch removed it (it stays on the LRU while
- * referenced; a page a ->splice_read() allocated to copy into never is),
- * or the zero page shmem gives for holes.
+ * racing truncate or hole punch removed it, or the zero page shmem gives
+ * for holes.  A removed folio has no mapping; it is still uptodate, and
+ * on the LRU unless it was removed while waiting in a per-CPU LRU batch
+ * (a page written just before the punch) or is isolated.  A page a
+ * ->splice_read() allocated to copy into is none of these.
  */
 static bool ksmbd_read_page_cached(struct page *page)
 {
 	struct folio *folio = page_folio(page);
 
 	return is_zero_page(page) || folio_mapping(folio) ||
-	       folio_test_lru(folio);
+	       folio_test_lru(folio) || folio_test_uptodate(folio);
 }
 
 /*
