@@ -32,6 +32,7 @@
  */
 
 #include <linux/bvec.h>
+#include <linux/error-injection.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -142,7 +143,13 @@ enum ksmbd_read_path ksmbd_read_splice_gate(struct ksmbd_work *work,
 	return KSMBD_READ_SPLICE;
 }
 
-static struct ksmbd_read_payload *
+/*
+ * The two allocation sites of a payload are noinline and may be made to
+ * fail with fail_function (CONFIG_FAIL_FUNCTION,
+ * Documentation/fault-injection/fault-injection.rst): the READ must then
+ * fall back to the copy path (reason nomem), as after a real failure.
+ */
+static noinline struct ksmbd_read_payload *
 ksmbd_read_payload_new(unsigned int max, enum ksmbd_read_src src)
 {
 	struct ksmbd_read_payload *p;
@@ -155,6 +162,7 @@ ksmbd_read_payload_new(unsigned int max, enum ksmbd_read_src src)
 	atomic_long_inc(&ksmbd_sched_held.payloads);
 	return p;
 }
+ALLOW_ERROR_INJECTION(ksmbd_read_payload_new, NULL);
 
 /*
  * Append @len bytes at @off of @page, whose reference the payload now
@@ -332,8 +340,12 @@ static ssize_t ksmbd_read_pagecache(struct ksmbd_work *work,
 	return n;
 }
 
-/* Private pages for @count bytes: order-0 pages in bulk by default. */
-static int ksmbd_read_payload_fill(struct ksmbd_read_payload *p, size_t count)
+/*
+ * Private pages for @count bytes: order-0 pages in bulk by default.
+ * Return: 0 or -ENOMEM (fail_function may inject it, see above).
+ */
+static noinline int ksmbd_read_payload_fill(struct ksmbd_read_payload *p,
+					    size_t count)
 {
 	unsigned int order = min_t(unsigned int, READ_ONCE(read_payload_order),
 				 KSMBD_READ_PAYLOAD_MAX_ORDER);
@@ -375,6 +387,7 @@ static int ksmbd_read_payload_fill(struct ksmbd_read_payload *p, size_t count)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(ksmbd_read_payload_fill, ERRNO);
 
 /* Keep the first @n bytes of private pages @p, free the pages unused. */
 static void ksmbd_read_payload_trim(struct ksmbd_read_payload *p, size_t n)

@@ -36,6 +36,7 @@
  * a BPF call or a queue_work() of a request.
  */
 
+#include <linux/error-injection.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -636,7 +637,9 @@ void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight)
  *
  * Finds or creates the client of (@class_word's id, peer if PER_PEER) and
  * takes a reference on it and on @d for @conn.  Context: the connection's
- * receiver thread, may sleep.
+ * receiver thread, may sleep.  On an error the connection's requests
+ * run at once, outside the budget (counted in alloc_fail), and the next
+ * one tries again; fail_function may inject -ENOMEM here to test that.
  *
  * Return: 0, -ENOLINK if @d is detached, -ENOMEM.
  */
@@ -699,6 +702,7 @@ out:
 	kfree(nc);
 	return err;
 }
+ALLOW_ERROR_INJECTION(ksmbd_disp_conn_bind, ERRNO);
 
 /**
  * ksmbd_disp_conn_unbind() - drop a connection's client
