@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A netns deleted while its clients are reading (issue 11, point 4).
+# 6.12 ksmbd serves the initial netns only, so the clients are what the
+# deleted netns takes with it: netns "d1" reaches ksmbd over the veth
+# pair vd0 (init: 10.78.0.1/24 and 10.78.0.11/24) <-> vd1 (d1: 10.78.0.2
+# and 10.78.0.3, the source of the connections to .11).  The initial
+# netns has the reference classifier with max-inflight 1 (requests wait
+# in the dispatcher), 10.78.0.0/24 -> class 7 per peer (two clients),
+# splice-min 16K for class 7; d1 has a program of its own attached too.
+#   - a first read from d1 is byte-exact (sha256);
+#   - four smbclient loops in d1 (two per source address) read a 16 MiB
+#     file until killed; once both class-7 clients have requests queued
+#     in the dispatcher, "ip netns del d1" and SIGKILL of the loops:
+#     the netns goes (its veth pair with it: vd0 disappears);
+#   - ksmbd drops every connection from d1: no class-7 client is left in
+#     "smb-classify clients", and inflight, queued, clients, payloads and
+#     payload_pages are exactly 0;
+#   - "smb-classify -n d1 status" cleans d1's pins (its program was
+#     detached when the netns exited);
+#   - ksmbd in the initial netns still serves: a read from 127.0.0.1 is
+#     byte-exact and its connection is classified (trace);
+#   - no kernel report (the harness fails the test on any).
+# vm-timeout: 240
+
+set -euo pipefail
+# shellcheck source=../lib.sh
+source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+# shellcheck source=../testlib-sched.sh
+source "$VM_DIR/testlib-sched.sh"
+# shellcheck source=../testlib-netns.sh
+source "$VM_DIR/testlib-netns.sh"
+PGIDS=()
+stop_readers() {
+	local g
+	for g in "${PGIDS[@]}"; do
+		kill -KILL -- "-$g" 2>/dev/null || true
+	done
+	for g in "${PGIDS[@]}"; do
+		wait "$g" 2>/dev/null || true
+	done
+	PGIDS=()
+}
+trap 'stop_readers; sched_ltrace_stop; netns_cleanup; sched_cleanup' EXIT
+
+tmp=$sched_tmp
+init_ino=$(sched_netns_ino)
+
+netns_veth d1 vd0 vd1 10.78.0.1/24 10.78.0.2/24
+ip addr add 10.78.0.11/24 dev vd0
+ip -n d1 addr add 10.78.0.3/24 dev vd1
+ip -n d1 route add 10.78.0.11/32 dev vd1 src 10.78.0.3
+vm_pass "netns d1 over veth vd0/vd1, ksmbd listens on vd0"
+d1_ino=$(stat -L -c %i /run/netns/d1)
+
+smb-classify load max-inflight 1 >/dev/null
+smb-classify prefix add 10.78.0.0/24 7 per-peer >/dev/null
+smb-classify policy set 7 splice-min 16K >/dev/null
+smb-classify -n d1 load >/dev/null
+vm_check "d1 has a program of its own" test "$(sched_proc attached d1)" = 1
+d1_link=$(sched_proc link_id d1)
+
+head -c 16M /dev/urandom >"$SMB_SHARE_DIR/big.bin"
+want=$(sched_sha "$SMB_SHARE_DIR/big.bin")
+
+sched_ltrace_start "$tmp/t.json"
+if out=$(netns_smbclient d1 10.78.0.1 "get big.bin $tmp/first.bin" 2>&1); then
+	vm_check "first read from d1 byte-exact" test "$(sched_sha "$tmp/first.bin")" = "$want"
+else
+	vm_fail "first read from d1: $out"
+fi
+
+# Four readers, each its own process group (setsid), so one kill takes
+# the loop and the smbclient it runs.
+for dest in 10.78.0.1 10.78.0.1 10.78.0.11 10.78.0.11; do
+	setsid ip netns exec d1 bash -c '
+		while :; do
+			smbclient "//$1/$2" -U "$3" -m SMB3 \
+				--option="client signing = disabled" \
+				-c "get big.bin /dev/null" >/dev/null 2>&1
+		done' reader "$dest" "$SMB_SHARE" "$SMB_USER%$SMB_PASS" </dev/null &
+	PGIDS+=("$!")
+done
+
+# class7_sum FIELD: FIELD summed over the class-7 clients.
+class7_sum() {
+	smb-classify -j clients | jq '[.[] | select(.class == 7) | .'"$1"'] | add // 0'
+}
+class7_clients() { smb-classify -j clients | jq '[.[] | select(.class == 7)] | length'; }
+both_waiting() {
+	(( $(smb-classify -j clients |
+		jq '[.[] | select(.class == 7 and .queued > 0)] | length') >= 2 ))
+}
+vm_check "both class-7 clients (10.78.0.2, 10.78.0.3) have requests queued" \
+	vm_poll 90 both_waiting
+echo "before the delete: $(smb-classify -j clients | jq -c '[.[] | select(.class == 7) | {peer, conns, queued, inflight, dispatched}]')"
+disp_before=$(class7_sum dispatched)
+
+ip netns del d1
+vm_check "d1's name is gone" test ! -e /run/netns/d1
+stop_readers
+vm_check "the netns is gone (its veth vd0 with it)" vm_poll 60 netns_dev_gone vd0
+NETNS_HOST_DEVS=()
+
+vm_check "ksmbd dropped every connection from d1: no class-7 client left" \
+	vm_poll 90 eval 'test "$(class7_clients)" = 0'
+vm_check "inflight, queued, clients, payloads, payload_pages exactly 0" \
+	vm_poll 30 vm_sched_zero inflight queued clients payloads payload_pages
+grep -v '^class' "$SCHED_PROC" | tr '\n' ' '; echo
+
+if out=$(smb-classify -j -n d1 status 2>&1); then
+	vm_check "status -n d1: netns gone, not attached, stale pins removed ($out)" \
+		sched_jq '.netns_exists == false and .attached == false' "$out"
+else
+	vm_fail "status -n d1 after the delete: $out"
+fi
+vm_check "d1's pins removed" test ! -e "$SCHED_PINS/$d1_ino"
+vm_check "d1's link $d1_link freed" \
+	vm_poll 20 eval "! bpftool link show id $d1_link >/dev/null 2>&1"
+
+# The initial netns still serves, and still classifies.
+if out=$(sched_smbclient 127.0.0.1 "get big.bin $tmp/after.bin" 2>&1); then
+	vm_check "read from 127.0.0.1 after the delete byte-exact" \
+		test "$(sched_sha "$tmp/after.bin")" = "$want"
+else
+	vm_fail "read from 127.0.0.1 after the delete: $out"
+fi
+vm_check "idle again: inflight, queued, clients, payloads, payload_pages 0" \
+	vm_poll 30 vm_sched_zero inflight queued clients payloads payload_pages
+sched_ltrace_sync "$tmp/t.json"
+
+n=$(jq -r 'select(.event == "ksmbd_sched_conn" and .class == 7) | .peer' "$tmp/t.json" | sort | uniq -c | tr -s ' \n' ' ')
+echo "class-7 connections (trace): $n; dispatched before the delete: $disp_before"
+vm_check "connections from both d1 addresses classified 7" \
+	eval '[[ $n == *" ::ffff:10.78.0.2 "* && $n == *" ::ffff:10.78.0.3 "* ]]'
+vm_check "the connection from 127.0.0.1 after the delete classified by the initial netns' program" \
+	test "$(jq -r 'select(.event == "ksmbd_sched_conn" and .peer == "::ffff:127.0.0.1") |
+		"\(.netns_ino) \(.prog)"' "$tmp/t.json" | sort -u)" = "$init_ino smb_prefix"
+paths=$(jq -r 'select(.event == "ksmbd_read_payload") | "\(.path)/\(.reason)/\(.src)"' "$tmp/t.json" |
+	sort | uniq -c | tr -s ' \n' ' ')
+echo "READ replies (trace): $paths"
+vm_check "READs from d1 were spliced (payloads were held when the netns went)" \
+	eval '[[ $paths == *splice/* ]]'
+dropped=$(jq -r 'select(.event == "ksmbd_sched_dispatch" and .class == 7 and (.dropped == 1 or .dropped == true)) | .cmd' "$tmp/t.json" | wc -l)
+echo "class-7 requests dropped as their connection went: $dropped"
+
+smb-classify unload >/dev/null
+vm_finish
