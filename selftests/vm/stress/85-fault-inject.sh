@@ -130,8 +130,10 @@ read_loop() {
 counts() { echo "$(cat "$tmp/$1.ok") exact, $(cat "$tmp/$1.err") failed, $(cat "$tmp/$1.bad") wrong"; }
 
 idle() { vm_sched_zero inflight queued clients payloads payload_pages; }
+# READ replies copied because no payload could be had: path 9
+# (KSMBD_READ_NOMEM of enum ksmbd_read_path; 0 is spliced).
 nomem_events() {
-	jq -r 'select(.event == "ksmbd_read_payload" and .reason == "nomem") | .path' "$1" | wc -l
+	jq -r 'select(.event == "ksmbd_read_payload" and .path == 9) | .src' "$1" | wc -l
 }
 
 # ---- (a), (b): READ payload allocations fail: copy instead -------------------
@@ -152,7 +154,7 @@ for case in a b; do
 	vm_check "($case) idle: inflight, queued, clients, payloads, payload_pages 0" vm_poll 30 idle
 	sched_ltrace_sync "$tmp/$case.json"
 	nomem=$(nomem_events "$tmp/$case.json")
-	spliced=$(jq -r 'select(.event == "ksmbd_read_payload" and .path == "splice") | .src' "$tmp/$case.json" | sort | uniq -c | tr -s ' \n' ' ')
+	spliced=$(jq -r 'select(.event == "ksmbd_read_payload" and .path == 0) | .src' "$tmp/$case.json" | sort | uniq -c | tr -s ' \n' ' ')
 	echo "($case) $fn: $injected injected, $nomem READs copied (nomem), spliced: $spliced; reads: $(counts "$case")"
 	vm_check "($case) $fn failed $injected times (> 0)" test "$injected" -gt 0
 	vm_check "($case) each failure is one READ copied instead (reason nomem): $nomem" \
