@@ -8,7 +8,9 @@
 # the dispatcher.  The window: from an idle dispatcher (inflight 0,
 # queued 0) with "smb-classify -j trace" running, a snapshot of
 # "status -o kernel" (JSON) and of "status -o openmetrics", the clients'
-# sessions, idle again, the second snapshots, then the trace is flushed.
+# sessions, idle again with their connections closed on the server
+# ("smb-classify clients"), the second snapshots, then the trace is
+# flushed.
 # For each class, over the window:
 #   - "dispatched" grew by exactly the ksmbd_sched_dispatch events of the
 #     class that took a slot (waited=1), "bytes" by exactly the sum of
@@ -47,6 +49,13 @@ for c in "${CLASSES[@]}"; do
 done
 
 idle() { vm_sched_zero inflight queued; }
+# closed: idle, and no connection of the three classes left bound (a
+# client may close its socket before the server has read its last
+# requests, e.g. LOGOFF: the window ends once the server is done).
+closed() {
+	idle && (( $(smb-classify -j clients |
+		jq '[.[] | select(.class >= 1 and .class <= 3) | .conns] | add // 0') == 0 ))
+}
 snapshot() {
 	smb-classify -j -o kernel status >"$tmp/k$1.json"
 	smb-classify status -o openmetrics >"$tmp/om$1.txt"
@@ -70,7 +79,7 @@ for i in "${!pids[@]}"; do
 		vm_fail "client of class $c: $(cat "$tmp/c$c.out")"
 	fi
 done
-vm_check "idle after the window" vm_poll 30 idle
+vm_check "idle after the window, the clients' connections closed" vm_poll 60 closed
 snapshot 2
 sched_ltrace_sync "$tmp/t.json"
 
