@@ -75,7 +75,7 @@ conn_classes() {
 	jq -r --arg p "$1" 'select(.event == "ksmbd_sched_conn" and .peer == $p) |
 		"\(.class) \(.netns_ino) \(.prog)"' "$tmp/t.json" | sort -u
 }
-# req_cmds PEER CLASS: commands of the peer's requests, each with a count,
+# req_summary PEER CLASS: commands of the peer's requests with counts,
 # "BAD" for one of another class.
 req_summary() {
 	jq -r --arg p "$1" --argjson c "$2" 'select(.event == "ksmbd_sched_req" and .peer == $p) |
