@@ -6,14 +6,15 @@
 # deleted netns takes with it: netns "d1" reaches ksmbd over the veth
 # pair vd0 (init: 10.78.0.1/24 and 10.78.0.11/24) <-> vd1 (d1: 10.78.0.2
 # and 10.78.0.3, the source of the connections to .11).  The initial
-# netns has the reference classifier with max-inflight 1 (requests wait
-# in the dispatcher), 10.78.0.0/24 -> class 7 per peer (two clients),
+# netns has the reference classifier with max-inflight 1 (the smallest
+# budget), 10.78.0.0/24 -> class 7 per peer (two clients),
 # splice-min 16K for class 7; d1 has a program of its own attached too.
 #   - a first read from d1 is byte-exact (sha256);
 #   - four smbclient loops in d1 (two per source address) read a 16 MiB
-#     file until killed; once both class-7 clients have requests queued
-#     in the dispatcher, "ip netns del d1" and SIGKILL of the loops:
-#     the netns goes (its veth pair with it: vd0 disappears);
+#     file until killed; once both class-7 clients are connected and
+#     class 7 has dispatched 40 of their requests, "ip netns del d1" and
+#     SIGKILL of the loops: the netns goes (its veth pair with it: vd0
+#     disappears);
 #   - ksmbd drops every connection from d1: no class-7 client is left in
 #     "smb-classify clients", and inflight, queued, clients, payloads and
 #     payload_pages are exactly 0;
@@ -71,6 +72,7 @@ else
 	vm_fail "first read from d1: $out"
 fi
 
+disp0=$(sched_class_field 7 dispatched)
 # Four readers, each its own process group (setsid), so one kill takes
 # the loop and the smbclient it runs.
 for dest in 10.78.0.1 10.78.0.1 10.78.0.11 10.78.0.11; do
@@ -83,19 +85,20 @@ for dest in 10.78.0.1 10.78.0.1 10.78.0.11 10.78.0.11; do
 	PGIDS+=("$!")
 done
 
-# class7_sum FIELD: FIELD summed over the class-7 clients.
-class7_sum() {
-	smb-classify -j clients | jq '[.[] | select(.class == 7) | .'"$1"'] | add // 0'
-}
 class7_clients() { smb-classify -j clients | jq '[.[] | select(.class == 7)] | length'; }
-both_waiting() {
+# reading: both class-7 clients (10.78.0.2, 10.78.0.3) have connections
+# and class 7 dispatched 40 more requests since the readers started.
+# (Requests need not queue: a READ gives its slot back while its reply
+# is sent, wait_releases.)
+reading() {
 	(( $(smb-classify -j clients |
-		jq '[.[] | select(.class == 7 and .queued > 0)] | length') >= 2 ))
+		jq '[.[] | select(.class == 7 and .conns > 0)] | length') >= 2 &&
+	   $(sched_class_field 7 dispatched) >= disp0 + 40 ))
 }
-vm_check "both class-7 clients (10.78.0.2, 10.78.0.3) have requests queued" \
-	vm_poll 90 both_waiting
+vm_check "both class-7 clients (10.78.0.2, 10.78.0.3) connected and reading" \
+	vm_poll 90 reading
 echo "before the delete: $(smb-classify -j clients | jq -c '[.[] | select(.class == 7) | {peer, conns, queued, inflight, dispatched}]')"
-disp_before=$(class7_sum dispatched)
+disp_before=$(( $(sched_class_field 7 dispatched) - disp0 ))
 
 ip netns del d1
 vm_check "d1's name is gone" test ! -e /run/netns/d1
@@ -131,7 +134,7 @@ vm_check "idle again: inflight, queued, clients, payloads, payload_pages 0" \
 sched_ltrace_sync "$tmp/t.json"
 
 n=$(jq -r 'select(.event == "ksmbd_sched_conn" and .class == 7) | .peer' "$tmp/t.json" | sort | uniq -c | tr -s ' \n' ' ')
-echo "class-7 connections (trace): $n; dispatched before the delete: $disp_before"
+echo "class-7 connections (trace): $n; class 7 dispatched $disp_before by the readers before the delete"
 vm_check "connections from both d1 addresses classified 7" \
 	eval '[[ $n == *" ::ffff:10.78.0.2 "* && $n == *" ::ffff:10.78.0.3 "* ]]'
 vm_check "the connection from 127.0.0.1 after the delete classified by the initial netns' program" \
