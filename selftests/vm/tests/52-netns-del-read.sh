@@ -10,7 +10,8 @@
 # budget), 10.78.0.0/24 -> class 7 per peer (two clients),
 # splice-min 16K for class 7; d1 has a program of its own attached too.
 #   - a first read from d1 is byte-exact (sha256);
-#   - four smbclient loops in d1 (two per source address) read a 16 MiB
+#   - four smbclient loops in d1 (two per source address; sessions of 50
+#     reads each, so connections stay up) read a 16 MiB
 #     file until killed; once both class-7 clients are connected and
 #     class 7 has dispatched 40 of their requests, "ip netns del d1" and
 #     SIGKILL of the loops: the netns goes (its veth pair with it: vd0
@@ -74,14 +75,16 @@ fi
 
 disp0=$(sched_class_field 7 dispatched)
 # Four readers, each its own process group (setsid), so one kill takes
-# the loop and the smbclient it runs.
+# the loop and the smbclient it runs; each session reads the file 50
+# times, so its connection stays up across many READs.
+gets=$(for i in $(seq 50); do printf 'get big.bin /dev/null; '; done)
 for dest in 10.78.0.1 10.78.0.1 10.78.0.11 10.78.0.11; do
 	setsid ip netns exec d1 bash -c '
 		while :; do
 			smbclient "//$1/$2" -U "$3" -m SMB3 \
 				--option="client signing = disabled" \
-				-c "get big.bin /dev/null" >/dev/null 2>&1
-		done' reader "$dest" "$SMB_SHARE" "$SMB_USER%$SMB_PASS" </dev/null &
+				-c "$4" >/dev/null 2>&1
+		done' reader "$dest" "$SMB_SHARE" "$SMB_USER%$SMB_PASS" "$gets" </dev/null &
 	PGIDS+=("$!")
 done
 
@@ -97,10 +100,11 @@ reading() {
 }
 vm_check "both class-7 clients (10.78.0.2, 10.78.0.3) connected and reading" \
 	vm_poll 90 reading
-echo "before the delete: $(smb-classify -j clients | jq -c '[.[] | select(.class == 7) | {peer, conns, queued, inflight, dispatched}]')"
+before=$(smb-classify -j clients | jq -c '[.[] | select(.class == 7) | {peer, conns, queued, inflight, dispatched}]')
 disp_before=$(( $(sched_class_field 7 dispatched) - disp0 ))
-
 ip netns del d1
+vm_check "at the delete, class-7 connections were open: $before" \
+	test "$(jq '[.[].conns] | add // 0' <<<"$before")" -gt 0
 vm_check "d1's name is gone" test ! -e /run/netns/d1
 stop_readers
 vm_check "the netns is gone (its veth vd0 with it)" vm_poll 60 netns_dev_gone vd0
