@@ -13,7 +13,10 @@
  * dots in names) before the switch and renamed over the old pins after
  * it, under the lock every smb-classify command takes, so no "prefix
  * add" lands in a map that is about to be replaced.  A run killed
- * between the switch and the rename leaves the old pins: run apply again.
+ * between the switch and the rename leaves NAME_new pins: the next
+ * command that takes the lock keeps those the attached program uses and
+ * removes the others (pins_recover()), so the pins always name the maps
+ * in force.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -234,6 +234,87 @@ static int finish_pins(struct ns_ctx *ns, const char *suffix,
 	return err;
 }
 
+/* Whether a program of the ops of @link_fd uses the map with id @map_id. */
+static bool ops_use_map(int link_fd, uint32_t map_id)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info), ids[64], plen, j;
+	struct bpf_prog_info pinfo;
+	struct ops_info oi;
+	unsigned int i;
+	bool found = false;
+	int fd;
+
+	if (bpf_link_get_info_by_fd(link_fd, &info, &len) ||
+	    ops_data(info.struct_ops.map_id, &oi))
+		return false;
+	for (i = 0; i < oi.nprogs && !found; i++) {
+		fd = bpf_prog_get_fd_by_id(oi.progs[i].id);
+		if (fd < 0)
+			continue;
+		memset(&pinfo, 0, sizeof(pinfo));
+		pinfo.nr_map_ids = ARRAY_SIZE(ids);
+		pinfo.map_ids = (__u64)(unsigned long)ids;
+		plen = sizeof(pinfo);
+		if (!bpf_prog_get_info_by_fd(fd, &pinfo, &plen))
+			for (j = 0; j < pinfo.nr_map_ids &&
+			     j < ARRAY_SIZE(ids); j++)
+				found |= ids[j] == map_id;
+		close(fd);
+	}
+	return found;
+}
+
+/**
+ * pins_recover() - finish or undo the pins of an apply that was killed
+ * @ns: live netns, locked (ns_lock() calls this).
+ *
+ * apply pins its fresh maps as NAME_new, switches the link, then renames
+ * them over NAME.  Killed between, the kernel runs one program with one
+ * set of maps, and the pins must name those: a NAME_new map that the
+ * attached program uses is renamed over NAME (the switch happened), any
+ * other is removed (it did not).
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int pins_recover(struct ns_ctx *ns)
+{
+	char name[32], from[PATH_MAX], to[PATH_MAX];
+	struct bpf_map_info info;
+	struct bpf_link_info linfo;
+	int link_fd = -2, fd, err = 0;
+	__u32 len;
+	unsigned int i;
+
+	for (i = 0; i < NSHARED && !err; i++) {
+		snprintf(name, sizeof(name), "%s_new", shared_maps[i].name);
+		ns_pin_path(ns, name, from);
+		ns_pin_path(ns, shared_maps[i].name, to);
+		fd = bpf_obj_get(from);
+		if (fd < 0)
+			continue;
+		if (link_fd == -2)
+			link_fd = link_open(ns, &linfo);
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (link_fd >= 0 && !bpf_map_get_info_by_fd(fd, &info, &len) &&
+		    ops_use_map(link_fd, info.id)) {
+			if (rename(from, to)) {
+				err = -errno;
+				p_err("cannot rename %s to %s: %s", from, to,
+				      strerror(errno));
+			}
+		} else if (unlink(from)) {
+			err = -errno;
+			p_err("cannot remove %s: %s", from, strerror(errno));
+		}
+		close(fd);
+	}
+	if (link_fd >= 0)
+		close(link_fd);
+	return err;
+}
+
 /*
  * Set the u32 data member @member of the object's struct_ops value before
  * load.  The member is found by name in the object's BTF type of the map
@@ -316,8 +397,11 @@ static int attach_or_update(struct ns_ctx *ns, struct bpf_map *ops,
 		if (err)
 			p_err("cannot replace the program of link %u: %s",
 			      link_id, link_strerror(err));
+		else
+			stop_point("attached");
 		return err;
 	}
+	stop_point("attached");
 	ns_pin_path(ns, "link", pin);
 	if (link_fd >= 0) {
 		snprintf(note, len,
@@ -395,6 +479,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 		err = -ENOENT;
 		goto out;
 	}
+	stop_point("locked");
 	err = object_reuse_maps(ns, req->obj, req->label, req->fill,
 				map_fd);
 	if (err)
@@ -409,12 +494,20 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	if (req->fill)
 		err = req->fill(req->obj, req->ctx);
 	if (!err)
+		stop_point("loaded");
+	if (!err)
 		err = object_pin_maps(ns, req->obj, map_fd, suffix, pinned);
+	if (!err)
+		stop_point("maps-pinned");
 	if (!err)
 		err = attach_or_update(ns, ops, req->label, link_fd, link_id,
 				       &link, req->note, req->notelen);
 	if (!err)
+		stop_point("pinned");
+	if (!err)
 		err = finish_pins(ns, suffix, pinned, true);
+	if (!err)
+		stop_point("renamed");
 	if (!err)
 		err = ns_record_name(ns);
 out:
@@ -544,6 +637,8 @@ static long detach_pinned(struct ns_ctx *ns)
 	 */
 	err = bpf_link_detach(fd);
 	close(fd);
+	if (!err)
+		stop_point("detached");
 	if (err && err != -EOPNOTSUPP) {
 		p_err("cannot detach link %u: %s", info.id,
 		      link_strerror(err));

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,24 @@ void p_info(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+}
+
+/**
+ * stop_point() - test hook: stop here when SMB_CLASSIFY_STOP_AT names @name
+ * @name: the point ("locked", "loaded", "maps-pinned", "attached",
+ *        "pinned", "renamed", "detached"; see smb-classify(8)).
+ *
+ * Prints "stopped at NAME" on stderr and stops the process with SIGSTOP,
+ * so a test can kill it at exactly that point (60-loader-cases).
+ */
+void stop_point(const char *name)
+{
+	const char *want = getenv("SMB_CLASSIFY_STOP_AT");
+
+	if (!want || strcmp(want, name))
+		return;
+	fprintf(stderr, "stopped at %s\n", name);
+	raise(SIGSTOP);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,

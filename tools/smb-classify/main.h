@@ -39,6 +39,7 @@ extern bool dry_run;
 
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void stop_point(const char *name);
 
 /**
  * struct cmd - one word of a command level, as bpftool's
@@ -165,6 +166,7 @@ struct attach_req {
 struct bpf_object *object_open(const char *path);
 int ops_attach(struct ns_ctx *ns, const struct attach_req *req);
 int ops_data(uint32_t map_id, struct ops_info *oi);
+int pins_recover(struct ns_ctx *ns);
 
 /* The commands. */
 int do_load(int argc, char **argv);

@@ -296,7 +296,10 @@ int ns_lock(struct ns_ctx *ns, bool create)
 			return err;
 		}
 	}
-	return 0;
+	err = ns->live ? pins_recover(ns) : 0;
+	if (err)
+		ns_unlock(ns);
+	return err;
 }
 
 /**
