@@ -23,6 +23,19 @@ vm_poll() {
 	done
 }
 
+# vm_proc_state PID: the state letter of PID (R, S, D, T, Z, ...), empty
+# when it is gone.  The field after the last ')' of /proc/PID/stat.
+vm_proc_state() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	echo "${s%% *}"
+}
+# vm_stopped PID: the process is stopped (SIGSTOP: state T).
+vm_stopped() { [[ $(vm_proc_state "$1") == T ]]; }
+# vm_settled PID: stopped, exited (zombie) or gone: no longer running.
+vm_settled() { [[ $(vm_proc_state "$1") == [TZ] || ! -e /proc/$1 ]]; }
+
 # vm_tcp_listening PORT: true if some socket listens on TCP PORT (v4 or v6).
 # Reads /proc/net/tcp{,6} directly: no dependency on ss/netstat.
 vm_tcp_listening() {

@@ -78,7 +78,7 @@ read_route_src() {
 }
 
 # read_stopped PID: the process is stopped (state T).
-read_stopped() { [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) == T ]]; }
+read_stopped() { vm_stopped "$1"; }
 
 # read_recvq ADDR: bytes queued unread in the socket from ADDR to :445.
 read_recvq() {

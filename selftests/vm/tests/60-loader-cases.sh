@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The loader against the live kernel: C11 (load killed with SIGKILL at
-# points spread over its run: afterwards one program attached with a
-# matching pin, or none and no pin; then load, unload, load cycles), bad
+# The loader against the live kernel: C11 (load, unload and apply killed
+# with SIGKILL at each named step, SMB_CLASSIFY_STOP_AT: afterwards the
+# kernel runs the old policy or the new one, whole, as the step says, and
+# the pins name it; then load, unload, load cycles), bad
 # prefixes (C5, C6, bad class/weight) leave a live map unchanged with one
 # Error: line, prefix del of a missing prefix fails, edge prefixes (C4)
 # are stored as written, and every JSON output parses.
@@ -14,7 +15,7 @@ set -euo pipefail
 source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 # shellcheck source=../testlib-sched.sh
 source "$VM_DIR/testlib-sched.sh"
-trap sched_cleanup EXIT
+trap 'sched_ltrace_stop; sched_cleanup' EXIT
 
 tmp=$sched_tmp
 ino=$(sched_netns_ino)
@@ -46,57 +47,101 @@ state() {
 
 vm_check "clean start" consistent
 
-# ---- C11: SIGKILL during load ---------------------------------------------
-# How long a load takes here, to spread the kill points over it.
-t0=${EPOCHREALTIME/./}
-smb-classify load >/dev/null
-t1=${EPOCHREALTIME/./}
-smb-classify unload >/dev/null
-span=$(( t1 - t0 ))
-(( span < 50000 )) && span=50000
-echo "load takes $(( (t1 - t0) / 1000 )) ms; kill points 0..$(( span / 1000 )) ms"
-
-iters=20 killed=0 pinned=0 bad=0
-for ((i = 0; i < iters; i++)); do
-	d=$(( i * span / (iters - 1) ))
-	smb-classify load >/dev/null 2>&1 &
+# ---- C11: SIGKILL at each step of load, unload and apply -------------------
+# SMB_CLASSIFY_STOP_AT=POINT makes the loader stop itself (SIGSTOP) at
+# that step; it is killed there, never by timing.  Then the kernel state
+# must be the old one or the new one exactly, as the step says.
+killed=0
+# kill_at POINT CMD...: run CMD stopping at POINT, SIGKILL it there.
+kill_at() {
+	local point=$1 pid rc=0
+	shift
+	SMB_CLASSIFY_STOP_AT=$point "$@" >/dev/null 2>"$tmp/stop.err" &
 	pid=$!
-	sleep "$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))"
-	kill -KILL "$pid" 2>/dev/null || true
-	rc=0
+	vm_poll 30 vm_settled "$pid" || true
+	if ! vm_stopped "$pid"; then
+		wait "$pid" || rc=$?
+		vm_fail "C11 $* never stopped at $point (status $rc): $(cat "$tmp/stop.err")"
+		return 1
+	fi
+	kill -KILL "$pid"
 	wait "$pid" || rc=$?
 	(( rc == 137 )) && killed=$((killed + 1))
-	if ! vm_poll 10 consistent; then
-		vm_fail "C11 kill $i after $((d / 1000)) ms (status $rc): inconsistent"
-		state
-		bad=$((bad + 1))
-	fi
-	if [[ -e $pin ]]; then
-		pinned=$((pinned + 1))
-		if out=$(smb-classify load 2>&1); then
-			vm_fail "C11 kill $i: load over a pinned link succeeded: $out"
-			bad=$((bad + 1))
-		fi
+	[[ $(cat "$tmp/stop.err") == "stopped at $point" ]] ||
+		vm_fail "C11 $* at $point: stderr '$(cat "$tmp/stop.err")'"
+}
+# The attached programs use the maps the pins name: what the loader
+# shows (prefix list, dump) is what the kernel runs.
+pins_in_force() {
+	local ids m id
+	ids=$(smb-classify -j status | jq -r '.progs[].id' | while read -r p; do
+		bpftool prog show id "$p" -j | jq -r '.map_ids[]'; done | sort -u)
+	for m in prefixes policy; do
+		[[ -e $SCHED_PINS/$ino/$m ]] || continue
+		id=$(bpftool map show pinned "$SCHED_PINS/$ino/$m" -j | jq .id)
+		grep -qx "$id" <<<"$ids" || return 1
+	done
+}
+no_new_pins() { ! compgen -G "$SCHED_PINS/$ino/*_new" >/dev/null; }
+pins_ok() { pins_in_force && no_new_pins && consistent; }
+a_in_force() {
+	cmp -s <(smb-classify dump) "$tmp/ka.dump" && [[ $(sched_proc max_inflight) == 4 ]]
+}
+
+# load from nothing: before the link is pinned nothing is attached and a
+# new load succeeds; from then on one program is attached and a new
+# load is refused.
+for point in locked loaded maps-pinned attached pinned renamed; do
+	kill_at "$point" smb-classify load || continue
+	want=1
+	[[ $point == locked || $point == loaded || $point == maps-pinned ||
+		$point == attached ]] && want=0
+	vm_poll 10 consistent || { state; }
+	vm_check "C11 load killed at $point: attached=$want, pin matches" \
+		test "$(sched_proc attached)" = "$want" -a "$(consistent && echo ok)" = ok
+	if (( want )); then
+		out=$(smb-classify load 2>&1) && vm_fail "C11 $point: load over the pinned link succeeded: $out"
 	else
-		if ! out=$(smb-classify load 2>&1); then
-			vm_fail "C11 kill $i: load after the kill failed: $out"
-			bad=$((bad + 1))
-		fi
+		vm_check "C11 load killed at $point: the next load succeeds" smb-classify load
 	fi
-	if ! consistent || [[ $(sched_proc attached) != 1 ]]; then
-		vm_fail "C11 kill $i: not exactly one program after the next load"
-		state
-		bad=$((bad + 1))
-	fi
-	if ! smb-classify unload >/dev/null || ! vm_poll 10 consistent ||
-		[[ -e $SCHED_PINS/$ino || $(sched_proc attached) != 0 ]]; then
-		vm_fail "C11 kill $i: unload did not leave a clean state"
-		state
-		bad=$((bad + 1))
-	fi
+	smb-classify unload >/dev/null
+	vm_check "C11 after $point: unload leaves nothing" \
+		test "$(sched_proc attached)" = 0 -a ! -e "$SCHED_PINS/$ino"
 done
-echo "C11: $iters loads, $killed killed, $pinned left a pinned link"
-vm_check "C11: $iters loads killed at 0..$((span / 1000)) ms: state always consistent" test "$bad" = 0
+
+# unload killed after the detach: nothing attached; the pins left are
+# stale, and the next load removes them and attaches.
+smb-classify load >/dev/null
+if kill_at detached smb-classify unload; then
+	vm_check "C11 unload killed at detached: nothing attached" \
+		test "$(sched_proc attached)" = 0 -a "$(struct_ops_links)" = 0
+	vm_check "C11 unload killed at detached: the next load succeeds" smb-classify load
+	vm_check "C11 unload killed at detached: consistent after the load" consistent
+	smb-classify unload >/dev/null
+fi
+
+# apply A -> B killed at each step: the kernel's max_inflight (the ops
+# value in force) and the policy the pins show are A's or B's, whole.
+printf '[global]\nmax inflight = 4\n[class 1]\nprefix = 10.1.0.0/24\nsplice min = 16K\n' >"$tmp/ka.conf"
+printf '[global]\nmax inflight = 6\n[class 2]\nweight = 2\nunbound min = 256K\nprefix = 10.2.0.0/16\nprefix = ::1/128\n' >"$tmp/kb.conf"
+smb-classify apply "$tmp/kb.conf" >/dev/null && smb-classify dump >"$tmp/kb.dump"
+smb-classify apply "$tmp/ka.conf" >/dev/null && smb-classify dump >"$tmp/ka.dump"
+for point in locked loaded maps-pinned attached pinned renamed; do
+	kill_at "$point" smb-classify apply "$tmp/kb.conf" || continue
+	w=b max=6
+	[[ $point == locked || $point == loaded || $point == maps-pinned ]] && w=a max=4
+	smb-classify dump >"$tmp/k.dump"
+	vm_check "C11 apply killed at $point: the kernel runs ${w^^} (max_inflight $max)" \
+		test "$(sched_proc max_inflight)" = "$max"
+	vm_check "C11 apply killed at $point: dump is ${w^^} exactly" cmp -s "$tmp/k.dump" "$tmp/k$w.dump"
+	vm_check "C11 apply killed at $point: the pins name the maps in force, no _new pin left" \
+		pins_ok
+	smb-classify apply "$tmp/ka.conf" >/dev/null
+	vm_check "C11 apply killed at $point: apply A again, A in force" a_in_force
+done
+smb-classify unload >/dev/null
+echo "C11: $killed runs killed at their stop point"
+vm_check "C11: 13 runs killed, each at its point" test "$killed" = 13
 
 for c in 1 2 3; do
 	smb-classify load >/dev/null
@@ -107,6 +152,51 @@ for c in 1 2 3; do
 	vm_check "load/unload cycle $c: consistent after unload, nothing attached" \
 		test "$(sched_proc attached)" = 0 -a ! -e "$pin"
 done
+
+# ---- effects in the kernel: max-inflight, policy del, trace -c ---------------
+head -c 64K /dev/urandom >"$SMB_SHARE_DIR/k.bin"
+smb-classify load >/dev/null
+default=$(sched_proc max_inflight)
+smb-classify unload >/dev/null
+smb-classify load max-inflight 3 >/dev/null
+vm_check "load max-inflight 3: the kernel's budget is 3 (default $default)" \
+	test "$(sched_proc max_inflight)" = 3 -a "$default" != 3
+smb-classify replace max-inflight 5 >/dev/null
+vm_check "replace max-inflight 5: the kernel's budget is 5" test "$(sched_proc max_inflight)" = 5
+
+# queue of each READ of 4 KiB or more (ksmbd_sched_req verdicts, decoded
+# by the loader), of one smbclient get of k.bin: "percpu", "unbound".
+read_queues() {
+	sched_ltrace_start "$tmp/q.json" || return 1
+	sched_smbclient 127.0.0.1 "get k.bin $tmp/k.out" >/dev/null 2>&1 ||
+		echo "smbclient get failed" >&2
+	sched_ltrace_sync "$tmp/q.json"
+	jq -r 'select(.event == "ksmbd_sched_req" and .cmd == "READ" and .length >= 4096) | .queue' \
+		"$tmp/q.json" | sort -u | tr '\n' ' '
+}
+smb-classify policy set 0 unbound-min 4K >/dev/null
+got=$(read_queues)
+vm_check "policy set 0 unbound-min 4K: class 0's READs run unbound ($got)" test "$got" = "unbound "
+smb-classify policy del 0 >/dev/null
+got=$(read_queues)
+vm_check "policy del 0: class 0's READs are back on the per-CPU queue ($got)" test "$got" = "percpu "
+
+# trace -c 5 stops by itself after 5 events of this netns, and removes
+# its trace instance.
+smb-classify -j trace -c 5 >"$tmp/tc.json" 2>"$tmp/tc.err" &
+tpid=$!
+vm_poll 30 grep -q '^tracing ksmbd events' "$tmp/tc.err" || true
+sched_smbclient 127.0.0.1 "get k.bin $tmp/k.out" >/dev/null 2>&1 || true
+vm_poll 30 vm_settled "$tpid" || kill -TERM "$tpid" 2>/dev/null || true
+rc=0
+wait "$tpid" || rc=$?
+vm_check "trace -c 5: exits 0 by itself with 5 events (status $rc)" \
+	test "$rc" = 0 -a "$(jq -s length "$tmp/tc.json")" = 5
+vm_check "trace -c 5: every event of this netns" \
+	test "$(jq -s "all(.[]; .netns_ino == $ino)" "$tmp/tc.json")" = true
+vm_check "trace -c 5: its trace instance is removed" \
+	test -z "$(compgen -G "$SCHED_TRACE/instances/smb-classify-*" || true)"
+smb-classify unload >/dev/null
 
 # ---- bad prefixes against a live map ---------------------------------------
 out=$(smb-classify -j load)
