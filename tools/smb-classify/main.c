@@ -229,6 +229,23 @@ int no_args(const char *cmd, int argc, char **argv)
 	return -EINVAL;
 }
 
+/**
+ * one_arg() - a command that takes exactly one word
+ * @cmd:  its name, for the message.
+ * @what: the word's name ("CIDR").
+ * @argc: words given.
+ * @argv: the words.
+ *
+ * Return: 0, or -EINVAL, reported.
+ */
+int one_arg(const char *cmd, const char *what, int argc, char **argv)
+{
+	if (argc > 0)
+		return no_args(cmd, argc - 1, argv + 1);
+	p_err("%s: missing %s", cmd, what);
+	return -EINVAL;
+}
+
 static const struct cmd prefix_cmds[] = {
 	{ "add",	prefix_add },
 	{ "delete",	prefix_del },

@@ -57,6 +57,7 @@ struct cmd {
 int cmd_select(const struct cmd *cmds, const char *level, int argc,
 	       char **argv);
 int no_args(const char *cmd, int argc, char **argv);
+int one_arg(const char *cmd, const char *what, int argc, char **argv);
 int do_help(int argc, char **argv);
 
 /**
@@ -105,8 +106,11 @@ int policy_open(struct ns_ctx *ns, bool create, int *map_fd);
 int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n);
 int policy_read(int map_fd, struct conf_policy **out, unsigned int *n);
 int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
-int pinned_delete(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
-		  const void *key);
+int pinned_create(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
+		  int *fd);
+int pinned_del(int (*open)(struct ns_ctx *, bool, int *), const void *key,
+	       const char *what, const char *done, const char *field,
+	       const char *str, unsigned long num);
 int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 		struct conf *c, unsigned int *pinned);
 

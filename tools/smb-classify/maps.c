@@ -363,22 +363,64 @@ int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 }
 
 /**
- * pinned_delete() - delete one entry of a pinned map of the netns of -n
- * @ns:   output: the netns (unlocked again).
- * @open: prefixes_open() or policy_open().
- * @key:  the entry's key.
+ * pinned_create() - the start of "prefix add" and "policy set"
+ * @ns:   output: the netns of -n, locked (ns_done() it).
+ * @open: prefixes_open() or policy_open(); the map is created if missing.
+ * @fd:   output: the map, or -1.
  *
- * Return: 0; -ENOENT, not reported, when there is no such entry (or no
- * map); another negative errno (reported, unless it is the map's).
+ * Return: 0 or a negative errno, reported.
  */
-int pinned_delete(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
-		  const void *key)
+int pinned_create(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
+		  int *fd)
 {
-	int fd = -1, err = ns_open(ns, false);
+	int err = ns_open(ns, true);
+
+	*fd = -1;
+	if (!err)
+		err = open(ns, true, fd);
+	if (!err)
+		err = ns_record_name(ns);
+	return err;
+}
+
+/**
+ * pinned_del() - "prefix del" and "policy del": delete one entry, report it
+ * @open:  prefixes_open() or policy_open().
+ * @key:   the entry's key.
+ * @what:  the entry in error messages ("prefix 10.0.0.0/8").
+ * @done:  the text line after "deleted " on success.
+ * @field: the JSON member naming the entry: @str if not NULL, else @num.
+ * @str:   its string value, or NULL.
+ * @num:   its number value.
+ *
+ * Return: 0 or a negative errno, reported (-ENOENT: no such entry).
+ */
+int pinned_del(int (*open)(struct ns_ctx *, bool, int *), const void *key,
+	       const char *what, const char *done, const char *field,
+	       const char *str, unsigned long num)
+{
+	struct ns_ctx ns;
+	int fd = -1, err = ns_open(&ns, false);
 
 	if (!err)
-		err = open(ns, false, &fd);
+		err = open(&ns, false, &fd);
 	if (!err)
 		err = fd < 0 ? -ENOENT : bpf_map_delete_elem(fd, key);
-	return ns_done(ns, fd, err);
+	err = ns_done(&ns, fd, err);
+	if (err == -ENOENT) {
+		p_err("%s not found in netns %lu", what, ns.ino);
+	} else if (err) {
+		p_err("cannot delete %s: %s", what, strerror(-err));
+	} else if (json_output) {
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "result", "deleted");
+		if (str)
+			jsonw_string_field(json_wtr, field, str);
+		else
+			jsonw_uint_field(json_wtr, field, num);
+		jsonw_end_object(json_wtr);
+	} else {
+		printf("deleted %s\n", done);
+	}
+	return err;
 }

@@ -59,13 +59,7 @@ int policy_set(int argc, char **argv)
 	}
 	key = pa.id;
 
-	err = ns_open(&ns, true);
-	if (err)
-		goto out;
-	err = policy_open(&ns, true, &map_fd);
-	if (err)
-		goto out;
-	err = ns_record_name(&ns);
+	err = pinned_create(&ns, policy_open, &map_fd);
 	if (err)
 		goto out;
 	err = bpf_map_lookup_elem(map_fd, &key, &p);
@@ -102,39 +96,20 @@ out:
 /** policy_del() - "policy del ...", see smb-classify(8) */
 int policy_del(int argc, char **argv)
 {
-	char msg[CLASSWORD_ERRLEN];
-	struct ns_ctx ns;
+	char msg[CLASSWORD_ERRLEN], what[40], done[80];
 	__u32 key;
 	int err;
 
-	if (argc < 1) {
-		p_err("policy del: missing CLASS");
-		return -EINVAL;
-	}
-	err = no_args("policy del", argc - 1, argv + 1);
+	err = one_arg("policy del", "CLASS", argc, argv);
 	if (err)
 		return err;
 	if (parse_class_id(argv[0], &key, msg, sizeof(msg))) {
 		p_err("policy del: %s", msg);
 		return -EINVAL;
 	}
-
-	err = pinned_delete(&ns, policy_open, &key);
-	if (err == -ENOENT)
-		p_err("class %u has no policy in netns %lu", key, ns.ino);
-	else if (err)
-		p_err("cannot delete the policy of class %u: %s", key,
-		      strerror(-err));
-	else if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", "deleted");
-		jsonw_uint_field(json_wtr, "class", key);
-		jsonw_end_object(json_wtr);
-	} else {
-		printf("deleted the policy of class %u (it uses the defaults now)\n",
-		       key);
-	}
-	return err;
+	snprintf(what, sizeof(what), "the policy of class %u", key);
+	snprintf(done, sizeof(done), "%s (it uses the defaults now)", what);
+	return pinned_del(policy_open, &key, what, done, "class", NULL, key);
 }
 
 static void show_row(const char *cls, const struct smb_policy *p,

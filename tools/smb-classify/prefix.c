@@ -69,11 +69,7 @@ int prefix_add(int argc, char **argv)
 	e.word = class_word_encode(&spec);
 	cidr_format(&e.key, cidr, sizeof(cidr));
 
-	err = ns_open(&ns, true);
-	if (!err)
-		err = prefixes_open(&ns, true, &map_fd);
-	if (!err)
-		err = ns_record_name(&ns);
+	err = pinned_create(&ns, prefixes_open, &map_fd);
 	/*
 	 * A lookup in an LPM trie finds the longest match, not this exact
 	 * prefix: tell "added" from "updated" by the update flags instead.
@@ -106,36 +102,18 @@ int prefix_add(int argc, char **argv)
 /** prefix_del() - "prefix del ...", see smb-classify(8) */
 int prefix_del(int argc, char **argv)
 {
-	char cidr[CIDR_STRLEN];
+	char cidr[CIDR_STRLEN], what[CIDR_STRLEN + 8];
 	struct smb_prefix_key key;
-	struct ns_ctx ns;
 	int err;
 
-	if (argc < 1) {
-		p_err("prefix del: missing CIDR");
-		return -EINVAL;
-	}
-	err = no_args("prefix del", argc - 1, argv + 1);
+	err = one_arg("prefix del", "CIDR", argc, argv);
 	if (!err)
 		err = parse_cidr_arg(argv[0], &key);
 	if (err)
 		return err;
 	cidr_format(&key, cidr, sizeof(cidr));
-
-	err = pinned_delete(&ns, prefixes_open, &key);
-	if (err == -ENOENT)
-		p_err("prefix %s not found in netns %lu", cidr, ns.ino);
-	else if (err)
-		p_err("cannot delete %s: %s", cidr, strerror(-err));
-	else if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", "deleted");
-		jsonw_string_field(json_wtr, "prefix", cidr);
-		jsonw_end_object(json_wtr);
-	} else {
-		printf("deleted %s\n", cidr);
-	}
-	return err;
+	snprintf(what, sizeof(what), "prefix %s", cidr);
+	return pinned_del(prefixes_open, &key, what, cidr, "prefix", cidr, 0);
 }
 
 /** prefix_list() - "prefix list ...", see smb-classify(8) */
