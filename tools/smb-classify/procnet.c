@@ -241,27 +241,39 @@ void ksched_free(struct ksched_state *st)
  * Return: 0, or -EINVAL when it is not a client line or a known value
  * does not parse.
  */
+#define CKEY(k, w, f, m)	{ k, w, offsetof(struct ksched_client, f), \
+				  sizeof(((struct ksched_client *)0)->f), m }
+const struct ksched_client_field ksched_client_fields[] = {
+	CKEY("id", 6, id, UINT32_MAX), CKEY("class", 5, class_id, 0xffff),
+	CKEY("weight", 6, weight, 255),
+	{ "peer", -39, offsetof(struct ksched_client, peer), 0, 0 },
+	CKEY("conns", 5, conns, UINT64_MAX),
+	CKEY("queued", 6, queued, UINT64_MAX),
+	CKEY("inflight", 8, inflight, UINT64_MAX),
+	CKEY("dispatched", 10, dispatched, UINT64_MAX),
+	CKEY("bytes", 14, bytes, UINT64_MAX),
+};
+const unsigned int ksched_client_nfields =
+	sizeof(ksched_client_fields) / sizeof(ksched_client_fields[0]);
+
+/** ksched_client_get() - the value of numeric field @f of @c */
+uint64_t ksched_client_get(const struct ksched_client *c,
+			   const struct ksched_client_field *f)
+{
+	const char *p = (const char *)c + f->off;
+
+	return f->size == sizeof(uint32_t) ? *(const uint32_t *)p :
+	       *(const uint64_t *)p;
+}
+
 int ksched_parse_client(const char *line, struct ksched_client *c)
 {
-#define CKEY(k, f, m)	{ k "=", offsetof(struct ksched_client, f), \
-			  sizeof(((struct ksched_client *)0)->f), m }
-	static const struct {
-		const char *key;
-		size_t off, size;
-		uint64_t max;
-	} keys[] = {
-		CKEY("id", id, UINT32_MAX), CKEY("class", class_id, 0xffff),
-		CKEY("weight", weight, 255), CKEY("conns", conns, UINT64_MAX),
-		CKEY("queued", queued, UINT64_MAX),
-		CKEY("inflight", inflight, UINT64_MAX),
-		CKEY("dispatched", dispatched, UINT64_MAX),
-		CKEY("bytes", bytes, UINT64_MAX),
-	};
+	const struct ksched_client_field *f = NULL;
 	struct ksched_client k = { .peer = "-" };
 	const char *p = line, *w;
-	size_t i, n, kn;
+	size_t i, n, kn = 0;
 	uint64_t v;
-	char *f;
+	char *dst;
 
 	if (get_word(&p, "client "))
 		return -EINVAL;
@@ -271,28 +283,29 @@ int ksched_parse_client(const char *line, struct ksched_client *c)
 		w = p;
 		n = strcspn(p, " \n");
 		p += n;
-		if (!strncmp(w, "peer=", 5)) {
-			if (n == 5 || n - 5 >= sizeof(k.peer))
-				return -EINVAL;
-			memcpy(k.peer, w + 5, n - 5);
-			k.peer[n - 5] = '\0';
-			continue;
-		}
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-			kn = strlen(keys[i].key);
-			if (!strncmp(w, keys[i].key, kn))
+		for (i = 0; i < ksched_client_nfields; i++) {
+			f = &ksched_client_fields[i];
+			kn = strlen(f->key);
+			if (n > kn && !strncmp(w, f->key, kn) && w[kn] == '=')
 				break;
 		}
-		if (i == sizeof(keys) / sizeof(keys[0]))
+		if (i == ksched_client_nfields)
 			continue;	/* a key of a later kernel */
-		w += kn;
-		if (get_u64(&w, &v) || w != p || v > keys[i].max)
+		w += kn + 1;
+		dst = (char *)&k + f->off;
+		if (!f->size) {
+			if (w == p || (size_t)(p - w) >= sizeof(k.peer))
+				return -EINVAL;
+			memcpy(dst, w, p - w);
+			dst[p - w] = '\0';
+			continue;
+		}
+		if (get_u64(&w, &v) || w != p || v > f->max)
 			return -EINVAL;
-		f = (char *)&k + keys[i].off;
-		if (keys[i].size == sizeof(uint32_t))
-			*(uint32_t *)f = v;
+		if (f->size == sizeof(uint32_t))
+			*(uint32_t *)dst = v;
 		else
-			*(uint64_t *)f = v;
+			*(uint64_t *)dst = v;
 	}
 	*c = k;
 	return 0;

@@ -121,6 +121,27 @@ struct ksched_client {
 	uint64_t bytes;
 };
 
+/**
+ * struct ksched_client_field - one field of a client line, the one list
+ *                              the parser and both listings use
+ * @key:   its key in the kernel's line and in JSON ("peer", "conns").
+ * @width: its column in the text listing (negative: left-justified).
+ * @off:   offset in struct ksched_client.
+ * @size:  size there: 4 or 8, or 0 for the string @peer.
+ * @max:   largest value accepted.
+ */
+struct ksched_client_field {
+	const char *key;
+	int width;
+	size_t off, size;
+	uint64_t max;
+};
+
+extern const struct ksched_client_field ksched_client_fields[];
+extern const unsigned int ksched_client_nfields;
+
+uint64_t ksched_client_get(const struct ksched_client *c,
+			   const struct ksched_client_field *f);
 int ksched_parse_line(struct ksched_state *st, const char *line);
 int ksched_parse(FILE *f, struct ksched_state *st);
 void ksched_free(struct ksched_state *st);

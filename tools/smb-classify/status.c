@@ -581,6 +581,46 @@ int do_status(int argc, char **argv)
 	return err;
 }
 
+/*
+ * One client as a JSON object or a text row, the fields and columns of
+ * ksched_client_fields; @c NULL: the text header.
+ */
+static void client_row(struct ksched_client *c)
+{
+	const struct ksched_client_field *f;
+	char head[16];
+	unsigned int i, j;
+
+	if (json_output)
+		jsonw_start_object(json_wtr);
+	for (i = 0; i < ksched_client_nfields; i++) {
+		f = &ksched_client_fields[i];
+		if (!c) {
+			for (j = 0; f->key[j] && j < sizeof(head) - 1; j++)
+				head[j] = f->key[j] - 'a' + 'A';
+			head[j] = '\0';
+			printf("%s%*s", i ? "  " : "", f->width, head);
+		} else if (f->size && json_output) {
+			jsonw_uint_field(json_wtr, f->key,
+					 ksched_client_get(c, f));
+		} else if (f->size) {
+			printf("%s%*llu", i ? "  " : "", f->width,
+			       (unsigned long long)ksched_client_get(c, f));
+		} else if (json_output && !strcmp(c->peer, "-")) {
+			jsonw_null_field(json_wtr, f->key);
+		} else if (json_output) {
+			json_text_field(json_wtr, f->key, c->peer);
+		} else {
+			text_sanitize(c->peer);
+			printf("%s%*s", i ? "  " : "", f->width, c->peer);
+		}
+	}
+	if (json_output)
+		jsonw_end_object(json_wtr);
+	else
+		putchar('\n');
+}
+
 /**
  * do_clients() - "clients": the dispatcher's clients of the netns
  * @argc: must be 0.
@@ -605,44 +645,17 @@ int do_clients(int argc, char **argv)
 		      "cannot read %s: %s", KSCHED_CLIENTS_PROC, strerror(-err));
 		return err;
 	}
-	if (json_output) {
+	if (json_output)
 		jsonw_start_array(json_wtr);
-		for (i = 0; i < n; i++) {
-			jsonw_start_object(json_wtr);
-			jsonw_uint_field(json_wtr, "id", c[i].id);
-			jsonw_uint_field(json_wtr, "class", c[i].class_id);
-			jsonw_uint_field(json_wtr, "weight", c[i].weight);
-			if (strcmp(c[i].peer, "-"))
-				json_text_field(json_wtr, "peer", c[i].peer);
-			else
-				jsonw_null_field(json_wtr, "peer");
-			jsonw_uint_field(json_wtr, "conns", c[i].conns);
-			jsonw_uint_field(json_wtr, "queued", c[i].queued);
-			jsonw_uint_field(json_wtr, "inflight", c[i].inflight);
-			jsonw_uint_field(json_wtr, "dispatched",
-					 c[i].dispatched);
-			jsonw_uint_field(json_wtr, "bytes", c[i].bytes);
-			jsonw_end_object(json_wtr);
-		}
-		jsonw_end_array(json_wtr);
-	} else if (!n) {
+	else if (!n)
 		printf("no clients in netns %lu (nothing attached, or no connection yet)\n",
 		       ns.ino);
-	} else {
-		printf("%6s  %5s  %6s  %-39s  %5s  %6s  %8s  %10s  %14s\n",
-		       "ID", "CLASS", "WEIGHT", "PEER", "CONNS", "QUEUED",
-		       "INFLIGHT", "DISPATCHED", "BYTES");
-		for (i = 0; i < n; i++) {
-			text_sanitize(c[i].peer);
-			printf("%6u  %5u  %6u  %-39s  %5llu  %6llu  %8llu  %10llu  %14llu\n",
-			       c[i].id, c[i].class_id, c[i].weight, c[i].peer,
-			       (unsigned long long)c[i].conns,
-			       (unsigned long long)c[i].queued,
-			       (unsigned long long)c[i].inflight,
-			       (unsigned long long)c[i].dispatched,
-			       (unsigned long long)c[i].bytes);
-		}
-	}
+	else
+		client_row(NULL);
+	for (i = 0; i < n; i++)
+		client_row(&c[i]);
+	if (json_output)
+		jsonw_end_array(json_wtr);
 	free(c);
 	return 0;
 }
