@@ -111,32 +111,39 @@ static void *append(void *arr, unsigned int *n, size_t esz)
 	return (char *)tmp + (*n)++ * esz;
 }
 
-/* Keys of struct ksched_state, by name. */
-#define KEY(k, f)	{ k, offsetof(struct ksched_state, f), \
-			  sizeof(((struct ksched_state *)0)->f) }
-static const struct {
-	const char *key;
-	size_t off, size;
-} state_keys[] = {
-	KEY("attached", attached), KEY("link_id", link_id),
-	KEY("serves", serves), KEY("conns_classified", conns_classified),
-	KEY("reqs_classified", reqs_classified),
-	KEY("class_clamped", class_clamped),
-	KEY("verdict_clamped", verdict_clamped),
-	KEY("max_inflight", max_inflight), KEY("inflight", inflight),
-	KEY("queued", queued), KEY("clients", clients),
-	KEY("alloc_fail", alloc_fail), KEY("payloads", payloads),
-	KEY("payload_pages", payload_pages),
+/* The numeric keys of struct ksched_state, in the order status shows them. */
+#define KEY(k, g)	{ #k, offsetof(struct ksched_state, k), \
+			  sizeof(((struct ksched_state *)0)->k), KSCHED_G_##g }
+const struct ksched_field ksched_fields[] = {
+	KEY(attached, STATE), KEY(link_id, STATE), KEY(serves, STATE),
+	KEY(conns_classified, COUNTER), KEY(reqs_classified, COUNTER),
+	KEY(class_clamped, COUNTER), KEY(verdict_clamped, COUNTER),
+	KEY(max_inflight, DISP), KEY(inflight, DISP), KEY(queued, DISP),
+	KEY(clients, DISP), KEY(alloc_fail, DISP),
+	KEY(payloads, HELD), KEY(payload_pages, HELD),
 };
+const unsigned int ksched_nfields =
+	sizeof(ksched_fields) / sizeof(ksched_fields[0]);
 
-static void set_field(struct ksched_state *st, size_t off, size_t size,
+/** ksched_get() - the value of numeric key @f in @st */
+uint64_t ksched_get(const struct ksched_state *st,
+		    const struct ksched_field *f)
+{
+	const char *p = (const char *)st + f->off;
+
+	return f->size == sizeof(bool) ? *(const bool *)p :
+	       f->size == sizeof(uint32_t) ? *(const uint32_t *)p :
+	       *(const uint64_t *)p;
+}
+
+static void set_field(struct ksched_state *st, const struct ksched_field *f,
 		      uint64_t v)
 {
-	char *p = (char *)st + off;
+	char *p = (char *)st + f->off;
 
-	if (size == sizeof(bool))
+	if (f->size == sizeof(bool))
 		*(bool *)p = v;
-	else if (size == sizeof(uint32_t))
+	else if (f->size == sizeof(uint32_t))
 		*(uint32_t *)p = v;
 	else
 		*(uint64_t *)p = v;
@@ -183,17 +190,15 @@ int ksched_parse_line(struct ksched_state *st, const char *line)
 		return 0;
 	}
 	p = kv.val;
-	for (i = 0; i < sizeof(state_keys) / sizeof(state_keys[0]); i++) {
-		if (strcmp(kv.key, state_keys[i].key))
+	for (i = 0; i < ksched_nfields; i++) {
+		if (strcmp(kv.key, ksched_fields[i].key))
 			continue;
 		if (get_u64(&p, &v) || *p)
 			st->skipped++;
 		else
-			set_field(st, state_keys[i].off, state_keys[i].size, v);
-		if (!strcmp(kv.key, "max_inflight"))
-			st->has_disp = true;
-		if (!strcmp(kv.key, "payloads"))
-			st->has_held = true;
+			set_field(st, &ksched_fields[i], v);
+		st->has_disp |= ksched_fields[i].group == KSCHED_G_DISP;
+		st->has_held |= ksched_fields[i].group == KSCHED_G_HELD;
 	}
 	return 0;
 }

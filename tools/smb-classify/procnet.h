@@ -122,6 +122,40 @@ struct ksched_client {
 };
 
 /**
+ * enum ksched_group - which part of "status" a numeric key belongs to
+ * @KSCHED_G_STATE:   attached, link_id, serves (shown in their own words).
+ * @KSCHED_G_COUNTER: the classification counters.
+ * @KSCHED_G_DISP:    the dispatcher (present while a program is attached).
+ * @KSCHED_G_HELD:    payloads held (all netns).
+ */
+enum ksched_group {
+	KSCHED_G_STATE,
+	KSCHED_G_COUNTER,
+	KSCHED_G_DISP,
+	KSCHED_G_HELD,
+};
+
+/**
+ * struct ksched_field - a numeric "key: value" of /proc/net/ksmbd_sched,
+ *                       the one list the parser and "status" use
+ * @key:   the key, also the JSON member and the text label.
+ * @off:   offset in struct ksched_state.
+ * @size:  size there: 1 (bool), 4 or 8.
+ * @group: see enum ksched_group.
+ */
+struct ksched_field {
+	const char *key;
+	size_t off, size;
+	enum ksched_group group;
+};
+
+extern const struct ksched_field ksched_fields[];
+extern const unsigned int ksched_nfields;
+
+uint64_t ksched_get(const struct ksched_state *st,
+		    const struct ksched_field *f);
+
+/**
  * struct ksched_client_field - one field of a client line, the one list
  *                              the parser and both listings use
  * @key:   its key in the kernel's line and in JSON ("peer", "conns").

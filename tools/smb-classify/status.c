@@ -118,15 +118,6 @@ static void json_kv(const struct ksched_kv *kv)
 		json_text_field(json_wtr, kv->key, kv->val);
 }
 
-static void json_u64s(const char *const *names, const uint64_t *v,
-		      unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		jsonw_uint_field(json_wtr, names[i], v[i]);
-}
-
 /* A count, or null for a map that is not pinned (-1). */
 static void json_count(const char *name, long n)
 {
@@ -149,7 +140,8 @@ static void json_class(const struct ksched_class *c)
 			       c->wait_ns };
 
 	jsonw_start_object(json_wtr);
-	json_u64s(names, v, ARRAY_SIZE(v));
+	for (j = 0; j < ARRAY_SIZE(v); j++)
+		jsonw_uint_field(json_wtr, names[j], v[j]);
 	if (c->dispatched)
 		jsonw_uint_field(json_wtr, "mean_wait_ns",
 				 ksched_class_mean_ns(c));
@@ -188,17 +180,28 @@ static void json_kernel(const struct ksched_state *st)
 	jsonw_end_object(json_wtr);
 }
 
+/* The keys of one group: JSON members, or "key:  value" text lines. */
+static void group_out(const struct ksched_state *st, enum ksched_group g)
+{
+	const struct ksched_field *f;
+	unsigned int i;
+
+	for (i = 0; i < ksched_nfields; i++) {
+		f = &ksched_fields[i];
+		if (f->group != g)
+			continue;
+		if (json_output)
+			jsonw_uint_field(json_wtr, f->key, ksched_get(st, f));
+		else
+			printf("%s:%*s%llu\n", f->key, 18 - (int)strlen(f->key),
+			       "", (unsigned long long)ksched_get(st, f));
+	}
+}
+
 static void status_json(const struct status *s)
 {
 	const struct ksched_state *st = &s->st;
 	unsigned int i;
-
-	static const char *const counters[] = {
-		"conns_classified", "reqs_classified", "class_clamped",
-		"verdict_clamped",
-	};
-	const uint64_t cv[] = { st->conns_classified, st->reqs_classified,
-				st->class_clamped, st->verdict_clamped };
 
 	jsonw_start_object(json_wtr);
 	jsonw_uint_field(json_wtr, "netns_ino", s->ns.ino);
@@ -225,28 +228,20 @@ static void status_json(const struct status *s)
 				 s->oi.max_inflight);
 	json_count("prefixes", s->nprefixes);
 	json_count("policies", s->npolicies);
-	json_u64s(counters, cv, ARRAY_SIZE(cv));
+	group_out(st, KSCHED_G_COUNTER);
 	jsonw_bool_field(json_wtr, "removed_stale_pins", s->stale);
 	jsonw_name(json_wtr, "dispatcher");
 	if (!st->has_disp) {
 		jsonw_null(json_wtr);
 	} else {
-		static const char *const names[] = {
-			"max_inflight", "inflight", "queued", "clients",
-			"alloc_fail",
-		};
-		const uint64_t v[] = { st->max_inflight, st->inflight,
-				       st->queued, st->clients, st->alloc_fail };
-
 		jsonw_start_object(json_wtr);
-		json_u64s(names, v, ARRAY_SIZE(v));
+		group_out(st, KSCHED_G_DISP);
 		jsonw_end_object(json_wtr);
 	}
 	if (st->has_held) {
 		jsonw_name(json_wtr, "held");
 		jsonw_start_object(json_wtr);
-		jsonw_uint_field(json_wtr, "payloads", st->payloads);
-		jsonw_uint_field(json_wtr, "payload_pages", st->payload_pages);
+		group_out(st, KSCHED_G_HELD);
 		jsonw_end_object(json_wtr);
 	}
 	jsonw_name(json_wtr, "classes");
@@ -280,12 +275,7 @@ static void status_classes_text(const struct ksched_state *st)
 	char mean[32], p99[40];
 	unsigned int i;
 
-	printf("max_inflight:      %u\n", st->max_inflight);
-	printf("inflight:          %u\n", st->inflight);
-	printf("queued:            %u\n", st->queued);
-	printf("clients:           %u\n", st->clients);
-	printf("alloc_fail:        %llu\n",
-	       (unsigned long long)st->alloc_fail);
+	group_out(st, KSCHED_G_DISP);
 	if (!st->nclasses) {
 		printf("classes:           none dispatched yet\n");
 		return;
@@ -340,12 +330,7 @@ static void status_text(const struct status *s)
 		       s->npolicies);
 	else
 		printf("policies:          none pinned (all classes: defaults, see policy show)\n");
-	printf("conns_classified:  %llu\nreqs_classified:   %llu\n"
-	       "class_clamped:     %llu\nverdict_clamped:   %llu\n",
-	       (unsigned long long)st->conns_classified,
-	       (unsigned long long)st->reqs_classified,
-	       (unsigned long long)st->class_clamped,
-	       (unsigned long long)st->verdict_clamped);
+	group_out(st, KSCHED_G_COUNTER);
 	if (st->has_held)
 		printf("held:              %llu payloads, %llu pages (all netns)\n",
 		       (unsigned long long)st->payloads,
