@@ -125,28 +125,33 @@ const struct ksched_field ksched_fields[] = {
 const unsigned int ksched_nfields =
 	sizeof(ksched_fields) / sizeof(ksched_fields[0]);
 
+/* The integer of @size bytes (1: bool, 4, 8) at @off in @base. */
+static uint64_t get_at(const void *base, size_t off, size_t size)
+{
+	const char *p = (const char *)base + off;
+
+	return size == sizeof(bool) ? *(const bool *)p :
+	       size == sizeof(uint32_t) ? *(const uint32_t *)p :
+	       *(const uint64_t *)p;
+}
+
+static void set_at(void *base, size_t off, size_t size, uint64_t v)
+{
+	char *p = (char *)base + off;
+
+	if (size == sizeof(bool))
+		*(bool *)p = v;
+	else if (size == sizeof(uint32_t))
+		*(uint32_t *)p = v;
+	else
+		*(uint64_t *)p = v;
+}
+
 /** ksched_get() - the value of numeric key @f in @st */
 uint64_t ksched_get(const struct ksched_state *st,
 		    const struct ksched_field *f)
 {
-	const char *p = (const char *)st + f->off;
-
-	return f->size == sizeof(bool) ? *(const bool *)p :
-	       f->size == sizeof(uint32_t) ? *(const uint32_t *)p :
-	       *(const uint64_t *)p;
-}
-
-static void set_field(struct ksched_state *st, const struct ksched_field *f,
-		      uint64_t v)
-{
-	char *p = (char *)st + f->off;
-
-	if (f->size == sizeof(bool))
-		*(bool *)p = v;
-	else if (f->size == sizeof(uint32_t))
-		*(uint32_t *)p = v;
-	else
-		*(uint64_t *)p = v;
+	return get_at(st, f->off, f->size);
 }
 
 /**
@@ -196,7 +201,8 @@ int ksched_parse_line(struct ksched_state *st, const char *line)
 		if (get_u64(&p, &v) || *p)
 			st->skipped++;
 		else
-			set_field(st, &ksched_fields[i], v);
+			set_at(st, ksched_fields[i].off, ksched_fields[i].size,
+			       v);
 		st->has_disp |= ksched_fields[i].group == KSCHED_G_DISP;
 		st->has_held |= ksched_fields[i].group == KSCHED_G_HELD;
 	}
@@ -265,10 +271,7 @@ const unsigned int ksched_client_nfields =
 uint64_t ksched_client_get(const struct ksched_client *c,
 			   const struct ksched_client_field *f)
 {
-	const char *p = (const char *)c + f->off;
-
-	return f->size == sizeof(uint32_t) ? *(const uint32_t *)p :
-	       *(const uint64_t *)p;
+	return get_at(c, f->off, f->size);
 }
 
 int ksched_parse_client(const char *line, struct ksched_client *c)
@@ -307,10 +310,7 @@ int ksched_parse_client(const char *line, struct ksched_client *c)
 		}
 		if (get_u64(&w, &v) || w != p || v > f->max)
 			return -EINVAL;
-		if (f->size == sizeof(uint32_t))
-			*(uint32_t *)dst = v;
-		else
-			*(uint64_t *)dst = v;
+		set_at(&k, f->off, f->size, v);
 	}
 	*c = k;
 	return 0;
