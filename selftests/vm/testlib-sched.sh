@@ -40,43 +40,72 @@ sched_class_field() {
 # sched_netns_ino: inode of the current netns.
 sched_netns_ino() { stat -L -c %i /proc/self/ns/net; }
 
-# Tracepoints ksmbd/ksmbd_sched_conn and ksmbd/ksmbd_sched_req, on and
-# cleared; a buffer large enough for a test's requests.
-sched_trace_start() {
-	echo 0 >"$SCHED_TRACE/tracing_on"
-	echo 8192 >"$SCHED_TRACE/buffer_size_kb"
-	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_conn/enable"
-	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_req/enable"
-	: >"$SCHED_TRACE/trace"
-	SCHED_CONNS_SEEN=0
-	echo 1 >"$SCHED_TRACE/tracing_on"
-}
-# sched_trace_clear: empty the trace buffer; the ksmbd_sched_conn events it
-# held are added to SCHED_CONNS_SEEN first (see sched_conns_seen).
+# The ksmbd events of the current netns as the loader decodes them
+# ("smb-classify -j trace": binary records, libtraceevent; no trace text
+# is parsed here), one JSON object a line in SCHED_TRACE_JSON, each with
+# the fields of its event's format by name plus "class", "weight",
+# "per_peer", "cmd", "queue", "splice" (smb-classify(8)).
+#   sched_trace_start  tracer on, file emptied;
+#   sched_trace_sync   every event recorded so far is in the file (the
+#                      tracer, stopped, writes them all; then it runs again);
+#   sched_trace_clear  sync, then empty the file; the ksmbd_sched_conn
+#                      events it held are added to SCHED_CONNS_SEEN;
+#   sched_trace_stop   tracer off.
+# Events fired while sync restarts the tracer are not recorded: sync
+# after an action, not during one.  Call these in the test's shell, not
+# in $(...): the tracer is a child of the shell that starts it.
+SCHED_TRACE_JSON=$sched_tmp/trace.json
 SCHED_CONNS_SEEN=0
+sched_trace_start() {
+	SCHED_CONNS_SEEN=0
+	sched_ltrace_start "$SCHED_TRACE_JSON"
+}
+sched_trace_sync() {
+	[[ -n $SCHED_LTRACE_PID ]] || return 0
+	sched_ltrace_stop
+	sched_ltrace_run "$SCHED_TRACE_JSON"
+}
 sched_trace_clear() {
+	sched_ltrace_stop
 	SCHED_CONNS_SEEN=$(( SCHED_CONNS_SEEN + $(sched_conn_count) ))
-	: >"$SCHED_TRACE/trace"
+	: >"$SCHED_TRACE_JSON"
+	sched_ltrace_run "$SCHED_TRACE_JSON"
 }
 # sched_conns_seen: ksmbd_sched_conn events since sched_trace_start,
-# across clears.
+# across clears (sched_trace_sync first for all of them).
 sched_conns_seen() { echo $(( SCHED_CONNS_SEEN + $(sched_conn_count) )); }
 sched_trace_stop() {
+	sched_ltrace_stop
+	# Tests that trace through the global buffer themselves.
 	echo 0 >"$SCHED_TRACE/events/ksmbd/enable" 2>/dev/null || true
 	: >"$SCHED_TRACE/trace" 2>/dev/null || true
 }
 
+# sched_events EVENT [JQ-CONDITION]: the EVENT events in the file as it
+# is now (sched_trace_sync first for all of them), one JSON object a
+# line; JQ-CONDITION selects, e.g. '.cmd == "READ" and .length >= 4096'.
+sched_events() {
+	jq -c --arg e "$1" "select(.event == \$e and (${2:-true}))" "$SCHED_TRACE_JSON"
+}
+# sched_count EVENT [JQ-CONDITION]: how many of sched_events.
+sched_count() { sched_events "$@" | wc -l; }
+# sched_seen EVENT [JQ-CONDITION]: at least one (for vm_poll).
+sched_seen() { sched_events "$@" | grep -q .; }
+
+# The class word as the kernel prints it: 0x%08x.
+SCHED_JQ_HEX='def hex8: . as $n | [range(7; -1; -1) as $i |
+	($n / pow(16; $i) | floor) % 16 | "0123456789abcdef"[.:.+1]] | "0x" + join("");'
 # sched_conn_events: one line per ksmbd_sched_conn event:
 #   NETNS PEER PORT CLASSWORD PROG
 sched_conn_events() {
-	sed -n 's/.*ksmbd_sched_conn: netns=\([0-9]*\) peer=\([^ ]*\) port=\([0-9]*\) class=\(0x[0-9a-f]*\) .* prog=\(.*\)$/\1 \2 \3 \4 \5/p' \
-		"$SCHED_TRACE/trace"
+	jq -r "$SCHED_JQ_HEX"' select(.event == "ksmbd_sched_conn") |
+		"\(.netns_ino) \(.peer) \(.peer_port) \(.class_word | hex8) \(.prog)"' "$SCHED_TRACE_JSON"
 }
 
 # sched_req_events: one line per ksmbd_sched_req event: PEER CLASSWORD CMD
 sched_req_events() {
-	sed -n 's/.*ksmbd_sched_req: .*peer=\([^ ]*\) class=\(0x[0-9a-f]*\) cmd=\([A-Z_]*\) .*/\1 \2 \3/p' \
-		"$SCHED_TRACE/trace"
+	jq -r "$SCHED_JQ_HEX"' select(.event == "ksmbd_sched_req") |
+		"\(.peer) \(.class_word | hex8) \(.cmd)"' "$SCHED_TRACE_JSON"
 }
 
 sched_conn_count() { sched_conn_events | wc -l; }
@@ -113,6 +142,7 @@ sched_client_port() {
 # ksmbd_sched_conn event for PEER:PORT, with CLASSWORD and PROG.
 sched_expect_conn() {
 	local desc=$1 peer=$2 port=$3 word=$4 prog=$5 got
+	sched_trace_sync
 	got=$(sched_conn_events | awk -v p="$peer" -v o="$port" '$2 == p && $3 == o { print $4, $5 }')
 	if [[ $got == "$word $prog" ]]; then
 		vm_pass "$desc: conn $peer port $port class $word prog $prog"
@@ -125,6 +155,7 @@ sched_expect_conn() {
 # ksmbd_sched_conn event for PEER, all with CLASSWORD and PROG.
 sched_expect_peer_conns() {
 	local desc=$1 peer=$2 word=$3 prog=$4 got
+	sched_trace_sync
 	got=$(sched_conn_events | awk -v p="$peer" '$2 == p { print $4, $5 }' | sort -u)
 	if [[ $got == "$word $prog" ]]; then
 		vm_pass "$desc: conns of $peer have class $word prog $prog"
@@ -137,6 +168,7 @@ sched_expect_peer_conns() {
 # PEER all carry CLASSWORD, and there is at least one (of CMD if given).
 sched_expect_reqs() {
 	local desc=$1 peer=$2 word=$3 cmd=${4:-} words n
+	sched_trace_sync
 	words=$(sched_req_events | awk -v p="$peer" '$1 == p { print $2 }' | sort -u)
 	n=$(sched_req_events | awk -v p="$peer" -v c="$cmd" '$1 == p && (c == "" || $3 == c)' | wc -l)
 	if [[ $words == "$word" ]] && (( n > 0 )); then
@@ -188,12 +220,17 @@ sched_cleanup() {
 }
 
 # sched_ltrace_start FILE: "smb-classify -j trace" of the current netns
-# into FILE in the background, from the moment it is ready.  The loader
-# decodes the binary records (libtraceevent); tests read FILE with jq.
+# into FILE (emptied) in the background, from the moment it is ready.
+# The loader decodes the binary records (libtraceevent); tests read FILE
+# with jq.  sched_ltrace_run FILE: the same, appending to FILE.
 SCHED_LTRACE_PID=
 sched_ltrace_start() {
 	sched_ltrace_stop
 	: >"$1"
+	sched_ltrace_run "$1"
+}
+sched_ltrace_run() {
+	: >"$1.err"
 	smb-classify -j trace >>"$1" 2>"$1.err" &
 	SCHED_LTRACE_PID=$!
 	vm_poll 30 grep -q '^tracing ksmbd events' "$1.err" ||

@@ -50,7 +50,7 @@ for src in 127.0.0.2 127.0.0.3 127.0.0.1 ::1; do
 	fi
 	port=$(sched_client_port "$src")
 	peer=$(sched_peer "$src")
-	vm_poll 10 grep -q "peer=$peer port=$port " "$SCHED_TRACE/trace" || true
+	vm_poll 10 sched_seen ksmbd_sched_conn ".peer == \"$peer\" and .peer_port == $port" || true
 	sched_expect_conn "cifs from $src" "$peer" "$port" "${word[$src]}" "$P"
 	vm_check "cifs from $src: 3 MiB read, sha256 equal" \
 		test "$(sched_sha "$mnt/data.bin")" = "$want"
@@ -147,6 +147,7 @@ one_case "C4 ::/0 per-peer matches an IPv4 peer" 127.0.0.7 0x80010000
 # The counter over this test's window equals the conn events it traced
 # (every one with a program attached), and there were many.
 conns=$(( $(sched_proc conns_classified) - conns0 ))
+sched_trace_sync
 seen=$(sched_conns_seen)
 vm_check "conns_classified counted this test's connections ($conns = $seen traced)" \
 	test "$conns" -eq "$seen" -a "$seen" -gt 10

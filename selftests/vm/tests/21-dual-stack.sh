@@ -23,7 +23,6 @@ cleanup() {
 	sched_cleanup
 	ip -6 addr del "$V6A/128" dev lo 2>/dev/null || true
 	ip -6 addr del "$V6B/128" dev lo 2>/dev/null || true
-	echo 0 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable" 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -36,7 +35,6 @@ smb-classify prefix add ::/0 0 per-peer >/dev/null
 ip -6 addr add "$V6A/128" dev lo nodad
 ip -6 addr add "$V6B/128" dev lo nodad
 sched_trace_start
-echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
 
 # One smbclient session per destination; the source follows it on lo.
 for dest in 127.0.0.1 ::ffff:127.0.0.1 ::1 "$V6A" "$V6B"; do
@@ -52,7 +50,7 @@ done
 
 # IPv4, however it was addressed, is one peer key: ::ffff:127.0.0.1.
 sched_expect_peer_conns "IPv4 peer by its IPv4 prefix" ::ffff:127.0.0.1 0x00010005 smb_prefix
-n4=$(sched_conn_events | awk '$2 == "::ffff:127.0.0.1"' | wc -l)
+n4=$(sched_count ksmbd_sched_conn '.peer == "::ffff:127.0.0.1"')
 vm_check "both IPv4 sessions arrived as ::ffff:127.0.0.1 ($n4)" test "$n4" -eq 2
 for p in ::1 "$V6A" "$V6B"; do
 	sched_expect_peer_conns "IPv6 peer $p per-peer" "$p" 0x80010000 smb_prefix
@@ -60,8 +58,7 @@ done
 
 # Dispatch: each IPv6 peer is its own client, keyed by the same address.
 dispatch_clients() {
-	sed -n 's/.*ksmbd_sched_dispatch: .* client=\([^ ]*\) .*/\1/p' \
-		"$SCHED_TRACE/trace" | sort -u
+	sched_events ksmbd_sched_dispatch | jq -r '"\(.class)/\(.peer)"' | sort -u
 }
 clients=$(dispatch_clients)
 echo "dispatch clients: ${clients//$'\n'/ }"

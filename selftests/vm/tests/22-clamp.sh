@@ -19,7 +19,6 @@ holder=
 cleanup() {
 	[[ -n $holder ]] && { exec 9>&-; wait "$holder" 2>/dev/null || true; }
 	sched_cleanup
-	echo 0 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable" 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -41,7 +40,6 @@ hold_start() {
 # Verdict 0x0001fe0f: queue 15 (unknown), every reserved bit but SPLICE.
 hold_start 0x7f01002a 0x0001fe0f
 sched_trace_start
-echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
 cc0=$(sched_proc class_clamped)
 vc0=$(sched_proc verdict_clamped)
 
@@ -56,25 +54,26 @@ fi
 
 cc=$(( $(sched_proc class_clamped) - cc0 ))
 vc=$(( $(sched_proc verdict_clamped) - vc0 ))
-reqs=$(sched_req_events | wc -l)
+sched_trace_sync
+reqs=$(sched_count ksmbd_sched_req)
 vm_check "class_clamped counted the connection ($cc)" test "$cc" -eq 1
 sched_expect_peer_conns "class word cleared to its valid bits" \
 	::ffff:127.0.0.1 0x0001002a hold
 vm_check "verdict_clamped counted every request ($vc of $reqs)" \
 	test "$vc" -eq "$reqs" -a "$reqs" -gt 0
 # Each "none of them" count is paired with the count of events that DO
-# parse with that field, so a changed trace format fails instead of
-# passing at zero.
-q0=$(grep -c 'ksmbd_sched_req: .*verdict=0x[0-9a-f]* queue=0 ' "$SCHED_TRACE/trace" || true)
-bad=$(grep -c 'ksmbd_sched_req: .*verdict=0x[0-9a-f]* queue=[1-9]' "$SCHED_TRACE/trace" || true)
+# have that field, so a changed trace format fails instead of passing at
+# zero.
+q0=$(sched_count ksmbd_sched_req '.verdict % 16 == 0')
+bad=$(sched_count ksmbd_sched_req '.verdict % 16 != 0')
 vm_check "every verdict ran as queue 0 ($q0 of $reqs, $bad otherwise)" \
 	test "$bad" -eq 0 -a "$q0" -eq "$reqs"
-pcpu=$(grep -c 'ksmbd_sched_dispatch: .*queue=percpu ' "$SCHED_TRACE/trace" || true)
-unb=$(grep -c 'ksmbd_sched_dispatch: .*queue=unbound ' "$SCHED_TRACE/trace" || true)
+pcpu=$(sched_count ksmbd_sched_dispatch '.queue == "percpu"')
+unb=$(sched_count ksmbd_sched_dispatch '.queue != "percpu"')
 vm_check "everything dispatched per-CPU ($pcpu), nothing to the unbound queue ($unb)" \
 	test "$unb" -eq 0 -a "$pcpu" -gt 0
-s0=$(grep -cE 'ksmbd_sched_req: .* splice=0( |$)' "$SCHED_TRACE/trace" || true)
-spl=$(grep -c 'ksmbd_sched_req: .*splice=1' "$SCHED_TRACE/trace" || true)
+s0=$(sched_count ksmbd_sched_req '.splice == false')
+spl=$(sched_count ksmbd_sched_req '.splice == true')
 vm_check "reserved verdict bits do not mean SPLICE ($s0 of $reqs splice=0, $spl splice=1)" \
 	test "$spl" -eq 0 -a "$s0" -eq "$reqs"
 

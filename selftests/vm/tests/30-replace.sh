@@ -93,7 +93,7 @@ sched_trace_clear
 vm_check "old conn after replace: read, sha256 equal" test "$(sched_sha "$tmp/a/data.bin")" = "$want"
 sched_expect_reqs "old conn after replace takes the new program's class" ::ffff:127.0.0.2 "$SCHED_CONST_WORD" READ
 vm_check "old conn: no new ksmbd_sched_conn event" \
-	test "$(sched_conn_events | awk '$2 == "::ffff:127.0.0.2"' | wc -l)" = 0
+	test "$(sched_count ksmbd_sched_conn '.peer == "::ffff:127.0.0.2"')" = 0
 
 # And back to the reference classifier: the pinned prefixes are used.
 if out=$(smb-classify replace 2>&1); then
@@ -144,6 +144,7 @@ for ((i = 0; i < flips; i++)); do
 	seen=$(sched_conn_count)
 done
 stop_loop
+sched_trace_sync
 sched_conn_events >"$tmp/loop.events"
 n=$(wc -l <"$tmp/loop.events")
 bad=$(awk '!(($4 == "0x00000000" && $5 == "smb_prefix") || ($4 == "'"$SCHED_CONST_WORD"'" && $5 == "const_class"))' "$tmp/loop.events")
@@ -231,6 +232,7 @@ vm_check "flip: 1,000 link updates, all succeeded ($(tail -n 1 "$tmp/flip.out"))
 	eval 'test "$rc" = 0 && grep -q "^flipped 1000 errors 0" "$tmp/flip.out"'
 vm_check "flip: $gets reads during the updates, all sha256 equal ($bad_gets not)" \
 	test "$bad_gets" = 0 -a "$gets" -gt 0
+sched_trace_sync
 sched_conn_events >"$tmp/flip.events"
 n=$(wc -l <"$tmp/flip.events")
 bad=$(awk '!(($4 == "0x0001002a" && $5 == "const_a") || ($4 == "0x0001002b" && $5 == "const_b"))' "$tmp/flip.events")

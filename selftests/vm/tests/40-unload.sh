@@ -57,8 +57,9 @@ sched_mount 127.0.0.4 127.0.0.1 "$tmp/b"
 vm_check "after unload: new cifs mount reads, sha256 equal" test "$(sched_sha "$tmp/b/data.bin")" = "$want"
 # The old connection still works, without verdicts.
 vm_check "after unload: old cifs mount reads, sha256 equal" test "$(sched_sha "$tmp/a/data.bin")" = "$want"
-vm_check "after unload: no ksmbd_sched_conn event" test "$(sched_conn_count)" = 0
-vm_check "after unload: no ksmbd_sched_req event" test "$(sched_req_events | wc -l)" = 0
+sched_trace_sync
+vm_check "after unload: no ksmbd_sched_conn event" test "$(sched_count ksmbd_sched_conn)" = 0
+vm_check "after unload: no ksmbd_sched_req event" test "$(sched_count ksmbd_sched_req)" = 0
 vm_check "after unload: conns_classified unchanged ($conns)" test "$(sched_proc conns_classified)" = "$conns"
 vm_check "after unload: reqs_classified unchanged ($reqs)" test "$(sched_proc reqs_classified)" = "$reqs"
 umount "$tmp/a" "$tmp/b"

@@ -69,7 +69,7 @@ sched_mount 127.0.0.2 127.0.0.1 "$tmp/a"
 port=$(sched_client_port 127.0.0.2)
 sched_expect_conn "initial netns while t1 is loaded" ::ffff:127.0.0.2 "$port" 0x00010002 smb_prefix
 vm_check "conn event names the initial netns" \
-	test "$(sched_conn_events | awk -v p="$port" '$3 == p { print $1 }')" = "$init_ino"
+	test "$(sched_events ksmbd_sched_conn ".peer_port == $port" | jq -r .netns_ino)" = "$init_ino"
 umount "$tmp/a"
 
 # ---- C13: delete t1 first, then unload and status -------------------------

@@ -41,7 +41,9 @@ else
 fi
 vm_check "conns_classified grew by exactly $n ($(( $(sched_proc conns_classified) - c0 )))" \
 	test "$(( $(sched_proc conns_classified) - c0 ))" = "$n"
-peers=$(sched_conn_events | awk '$2 ~ /^::ffff:127\.10\.|^fd00:5b::/ { print $2 }' | sort -u | wc -l)
+sched_trace_sync
+peers=$(sched_events ksmbd_sched_conn '.peer | test("^::ffff:127\\.10\\.|^fd00:5b::")' |
+	jq -r .peer | sort -u | wc -l)
 vm_check "conn events name all $n sources ($peers)" test "$peers" = "$n"
 vm_check "afterwards: inflight 0, queued 0, clients 0, nothing held" vm_poll 60 fair_idle
 vm_check "no established connection to port 445 is left" \

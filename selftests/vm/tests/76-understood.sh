@@ -31,40 +31,39 @@ smb-classify load >/dev/null
 smb-classify prefix add ::/0 0 per-peer >/dev/null
 
 sched_trace_start
-echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
 
-# dispatches PEER PATTERN: ksmbd_sched_dispatch events of PEER matching PATTERN
+# dispatches PEER JQ-CONDITION: ksmbd_sched_dispatch events of client
+# 0/PEER that match; reqs PEER JQ-CONDITION: ksmbd_sched_req events.
 dispatches() {
-	grep "ksmbd_sched_dispatch: .* client=0/::ffff:$1 " "$SCHED_TRACE/trace" |
-		grep -cE -- "$2" || true
+	sched_count ksmbd_sched_dispatch ".class == 0 and .peer == \"::ffff:$1\" and ($2)"
 }
-reqs() {
-	grep "ksmbd_sched_req: .* peer=::ffff:$1 " "$SCHED_TRACE/trace" |
-		grep -cE -- "$2" || true
-}
+reqs() { sched_count ksmbd_sched_req ".peer == \"::ffff:$1\" and ($2)"; }
 
 # ---- (a) compounds ----------------------------------------------------------
 vm_check "(a) 20 [CLOSE, READ] and 20 [ECHO, ECHO] compounds answered, data exact" \
 	read_raw --host 127.0.0.2 echo-compound data.bin --count 20 --length 65536
-n=$(dispatches 127.0.0.2 'cmd=CLOSE .*bytes=65536 waited=1 .* cost=65536 ')
+sched_trace_sync
+n=$(dispatches 127.0.0.2 '.cmd == "CLOSE" and .bytes == 65536 and .waited == 1 and .cost == 65536')
 vm_check "(a) the 20 [CLOSE, READ 64 KiB] compounds took a slot and cost 64 KiB ($n)" test "$n" = 20
-n=$(dispatches 127.0.0.2 'cmd=ECHO .*bytes=0 waited=0 ')
+n=$(dispatches 127.0.0.2 '.cmd == "ECHO" and .bytes == 0 and .waited == 0')
 vm_check "(a) the 20 [ECHO, ECHO] compounds were control ($n)" test "$n" = 20
-n=$(dispatches 127.0.0.2 'cmd=CLOSE .*bytes=65536 waited=0 ')
+n=$(dispatches 127.0.0.2 '.cmd == "CLOSE" and .bytes == 65536 and .waited == 0')
 vm_check "(a) no [CLOSE, READ] compound bypassed the fair queue ($n)" test "$n" = 0
 
 # ---- (b) a sealed session ------------------------------------------------------
 vm_check "(b) sealed CREATE/READ/CLOSE x10, data exact" \
 	read_raw --host 127.0.0.3 sealed-ops data.bin --count 10
-n=$(reqs 127.0.0.3 'cmd=UNKNOWN ')
+sched_trace_sync
+n=$(reqs 127.0.0.3 '.cmd == "UNKNOWN"')
 vm_check "(b) no sealed request classified as UNKNOWN ($n)" test "$n" = 0
 for cmd in CREATE READ CLOSE; do
-	n=$(reqs 127.0.0.3 "cmd=$cmd flags=[A-Z|]*ENCRYPTED")
+	# KSMBD_SCHED_REQ_ENCRYPTED is bit 2 of flags.
+	n=$(reqs 127.0.0.3 ".cmd == \"$cmd\" and (.flags / 4 | floor) % 2 == 1")
 	vm_check "(b) sealed $cmd requests seen decrypted, flagged ENCRYPTED ($n)" test "$n" -ge 10
 done
-n=$(dispatches 127.0.0.3 'cmd=CLOSE .*waited=0 ')
+n=$(dispatches 127.0.0.3 '.cmd == "CLOSE" and .waited == 0')
 vm_check "(b) sealed CLOSEs are control: waited=0 ($n)" test "$n" -ge 10
-n=$(dispatches 127.0.0.3 'cmd=READ .*waited=1 ')
+n=$(dispatches 127.0.0.3 '.cmd == "READ" and .waited == 1')
 vm_check "(b) sealed READs are data: waited=1 ($n)" test "$n" -ge 10
 
 vm_finish
