@@ -498,12 +498,10 @@ static void prefix_text(const struct conf_prefix *p, char *buf, size_t len)
 
 static void policy_text(const struct conf_policy *p, char *buf, size_t len)
 {
-	char sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
+	char words[48];
 
-	format_policy_bytes(p->p.splice_min, sp, sizeof(sp));
-	format_policy_bytes(p->p.unbound_min, ub, sizeof(ub));
-	snprintf(buf, len, "policy %u splice-min %s unbound-min %s", p->id, sp,
-		 ub);
+	format_policy_words(&p->p, words, sizeof(words));
+	snprintf(buf, len, "policy %u %s", p->id, words);
 }
 
 /* "prefix CIDR class ..." without "prefix CIDR ". */

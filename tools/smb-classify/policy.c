@@ -44,8 +44,7 @@ static void json_policy(const struct smb_policy *p)
 /** policy_set() - "policy set ...", see smb-classify(8) */
 int policy_set(int argc, char **argv)
 {
-	char msg[POLICYSPEC_ERRLEN], sp[POLICY_BYTES_STRLEN],
-	     ub[POLICY_BYTES_STRLEN];
+	char msg[POLICYSPEC_ERRLEN], words[48];
 	struct smb_policy p = policy_defaults;
 	struct policy_args pa;
 	int map_fd = -1, err;
@@ -84,10 +83,9 @@ int policy_set(int argc, char **argv)
 		json_policy(&p);
 		jsonw_end_object(json_wtr);
 	} else {
-		format_policy_bytes(p.splice_min, sp, sizeof(sp));
-		format_policy_bytes(p.unbound_min, ub, sizeof(ub));
-		printf("%s class %u: splice-min %s unbound-min %s\n",
-		       exists ? "updated" : "added", pa.id, sp, ub);
+		format_policy_words(&p, words, sizeof(words));
+		printf("%s class %u: %s\n", exists ? "updated" : "added",
+		       pa.id, words);
 	}
 out:
 	return ns_done(&ns, map_fd, err);

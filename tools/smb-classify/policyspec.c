@@ -58,6 +58,21 @@ int parse_policy_bytes(const char *s, uint32_t *out)
 }
 
 /**
+ * format_policy_words() - a policy as the words "policy set" takes
+ * @p:   the policy.
+ * @buf: output: "splice-min 64K unbound-min off"; 48 bytes are enough.
+ * @len: size of @buf.
+ */
+void format_policy_words(const struct smb_policy *p, char *buf, size_t len)
+{
+	char sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
+
+	format_policy_bytes(p->splice_min, sp, sizeof(sp));
+	format_policy_bytes(p->unbound_min, ub, sizeof(ub));
+	snprintf(buf, len, "splice-min %s unbound-min %s", sp, ub);
+}
+
+/**
  * format_policy_bytes() - a threshold as "policy show" prints it
  * @v:   bytes or SMB_POLICY_OFF.
  * @buf: output, POLICY_BYTES_STRLEN bytes are enough.

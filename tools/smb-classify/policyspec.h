@@ -40,6 +40,7 @@ struct policy_args {
 
 int parse_policy_bytes(const char *s, uint32_t *out);
 void format_policy_bytes(uint32_t v, char *buf, size_t len);
+void format_policy_words(const struct smb_policy *p, char *buf, size_t len);
 int policy_args_parse(int argc, char **argv, struct policy_args *pa,
 		      char *err, size_t errlen);
 void policy_apply(const struct policy_args *pa, struct smb_policy *p);
