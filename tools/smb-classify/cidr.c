@@ -55,24 +55,6 @@ static bool ipv4_text_is_strict(const char *s)
 	return octets == 4;
 }
 
-/* Decimal 0..max, no sign, no spaces, no leading zero. */
-static int parse_prefixlen(const char *s, unsigned int max, unsigned int *out)
-{
-	unsigned int val = 0;
-	size_t n = strlen(s);
-
-	if (n == 0 || strspn(s, "0123456789") != n || (n > 1 && s[0] == '0'))
-		return -EINVAL;
-	if (n > 3)
-		return -ERANGE;
-	for (; *s; s++)
-		val = val * 10 + (*s - '0');
-	if (val > max)
-		return -ERANGE;
-	*out = val;
-	return 0;
-}
-
 /**
  * cidr_parse() - parse a CIDR prefix into an LPM trie key
  * @s:      text, e.g. "10.0.0.0/8" or "2001:db8::/32"; NULL is rejected.
@@ -90,6 +72,7 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
 	char addr[INET6_ADDRSTRLEN], net[INET6_ADDRSTRLEN];
 	unsigned char a[SMB_ADDR_LEN] = {};
 	unsigned int len, max, bit, off;
+	unsigned long ulen;
 	const char *slash;
 	bool v6, host_bits = false;
 	size_t alen;
@@ -127,8 +110,9 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
 		off = SMB_V4MAPPED_PREFIXLEN;
 	}
 
-	switch (parse_prefixlen(slash + 1, max, &len)) {
+	switch (parse_uint(slash + 1, max, &ulen)) {
 	case 0:
+		len = ulen;
 		break;
 	case -ERANGE:
 		return parse_error(err, errlen,

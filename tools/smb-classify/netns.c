@@ -88,7 +88,7 @@ static int find_netns_by_ino(unsigned long ino)
 /* The inode a name was recorded with, from PIN_NAMES/NAME -> ../<ino>. */
 static int recorded_ino(const char *name, unsigned long *ino)
 {
-	char path[PATH_MAX], target[64], *end;
+	char path[PATH_MAX], target[64];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, name);
@@ -96,11 +96,7 @@ static int recorded_ino(const char *name, unsigned long *ino)
 	if (n < 0)
 		return -errno;
 	target[n] = '\0';
-	if (strncmp(target, "../", 3) || !isdigit((unsigned char)target[3]))
-		return -EINVAL;
-	errno = 0;
-	*ino = strtoul(target + 3, &end, 10);
-	if (errno || *end)
+	if (strncmp(target, "../", 3) || parse_uint(target + 3, ULONG_MAX, ino))
 		return -EINVAL;
 	return 0;
 }
