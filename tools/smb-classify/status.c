@@ -345,6 +345,21 @@ static void om_family(const char *name, const char *type, const char *help)
 	       type, name, help);
 }
 
+/*
+ * One sample: ksmbd_sched_NAME{netns="INO"[,class="CLS"][,le="LE"]} V,
+ * a label left out where its argument is NULL.
+ */
+static void om_sample(const char *name, unsigned long ino, const char *cls,
+		      const char *le, uint64_t v)
+{
+	printf("ksmbd_sched_%s{netns=\"%lu\"", name, ino);
+	if (cls)
+		printf(",class=\"%s\"", cls);
+	if (le)
+		printf(",le=\"%s\"", le);
+	printf("} %llu\n", (unsigned long long)v);
+}
+
 /* Sum of a per-client value over the clients of class @id. */
 static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 {
@@ -365,20 +380,20 @@ static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 static void om_gauges(const struct status *s, const char *name,
 		      const char *help, size_t off, uint32_t all)
 {
+	char cls[16];
 	unsigned int i;
 
 	om_family(name, "gauge", help);
 	if (s->nclients < 0) {
 		if (s->st.has_disp)
-			printf("ksmbd_sched_%s{netns=\"%lu\",class=\"all\"} %u\n",
-			       name, s->ns.ino, all);
+			om_sample(name, s->ns.ino, "all", NULL, all);
 		return;
 	}
-	for (i = 0; i < s->st.nclasses; i++)
-		printf("ksmbd_sched_%s{netns=\"%lu\",class=\"%u\"} %llu\n",
-		       name, s->ns.ino, s->st.classes[i].id,
-		       (unsigned long long)clients_sum(s, s->st.classes[i].id,
-						       off));
+	for (i = 0; i < s->st.nclasses; i++) {
+		snprintf(cls, sizeof(cls), "%u", s->st.classes[i].id);
+		om_sample(name, s->ns.ino, cls, NULL,
+			  clients_sum(s, s->st.classes[i].id, off));
+	}
 }
 
 /*
@@ -405,21 +420,21 @@ static void status_openmetrics(const struct status *s)
 	const struct ksched_state *st = &s->st;
 	const struct ksched_class *c;
 	unsigned long ino = s->ns.ino;
+	char cls[16], le[32], total[48];
 	uint64_t cum;
 	unsigned int i, j, k;
 
 	om_family("attached", "gauge", "a program is attached in the netns");
-	printf("ksmbd_sched_attached{netns=\"%lu\"} %d\n", ino, st->attached);
+	om_sample("attached", ino, NULL, NULL, st->attached);
 	om_family("classified_connections", "counter", "connections classified");
-	printf("ksmbd_sched_classified_connections_total{netns=\"%lu\"} %llu\n",
-	       ino, (unsigned long long)st->conns_classified);
+	om_sample("classified_connections_total", ino, NULL, NULL,
+		  st->conns_classified);
 	om_family("classified_requests", "counter", "requests classified");
-	printf("ksmbd_sched_classified_requests_total{netns=\"%lu\"} %llu\n",
-	       ino, (unsigned long long)st->reqs_classified);
+	om_sample("classified_requests_total", ino, NULL, NULL,
+		  st->reqs_classified);
 	if (st->has_disp) {
 		om_family("max_inflight", "gauge", "dispatch budget in force");
-		printf("ksmbd_sched_max_inflight{netns=\"%lu\"} %u\n", ino,
-		       st->max_inflight);
+		om_sample("max_inflight", ino, NULL, NULL, st->max_inflight);
 	}
 	if (st->has_held) {
 		om_family("held_payload_pages", "gauge",
@@ -429,11 +444,13 @@ static void status_openmetrics(const struct status *s)
 	}
 	for (k = 0; k < ARRAY_SIZE(classc); k++) {
 		om_family(classc[k].name, classc[k].type, classc[k].help);
-		for (i = 0; i < st->nclasses; i++)
-			printf("ksmbd_sched_%s_total{netns=\"%lu\",class=\"%u\"} %llu\n",
-			       classc[k].name, ino, st->classes[i].id,
-			       (unsigned long long)*(const uint64_t *)
-			       ((const char *)&st->classes[i] + classc[k].off));
+		snprintf(total, sizeof(total), "%s_total", classc[k].name);
+		for (i = 0; i < st->nclasses; i++) {
+			snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
+			om_sample(total, ino, cls, NULL, *(const uint64_t *)
+				  ((const char *)&st->classes[i] +
+				   classc[k].off));
+		}
 	}
 	om_gauges(s, "queued_requests", "requests waiting in the dispatcher",
 		  offsetof(struct ksched_client, queued), st->queued);
@@ -443,18 +460,17 @@ static void status_openmetrics(const struct status *s)
 		  "time data requests waited in the dispatcher");
 	for (i = 0; i < st->nclasses; i++) {
 		c = &st->classes[i];
+		snprintf(cls, sizeof(cls), "%u", c->id);
 		for (j = 0, cum = 0; j < c->nhist; j++) {
 			cum += c->hist[j];
-			if (j + 1 < c->nhist)
-				printf("ksmbd_sched_wait_seconds_bucket{netns=\"%lu\",class=\"%u\",le=\"%.9g\"} %llu\n",
-				       ino, c->id, (double)(1ULL << j) * 1e-6,
-				       (unsigned long long)cum);
+			snprintf(le, sizeof(le), "%.9g",
+				 (double)(1ULL << j) * 1e-6);
+			om_sample("wait_seconds_bucket", ino, cls,
+				  j + 1 < c->nhist ? le : "+Inf", cum);
 		}
-		printf("ksmbd_sched_wait_seconds_bucket{netns=\"%lu\",class=\"%u\",le=\"+Inf\"} %llu\n"
-		       "ksmbd_sched_wait_seconds_count{netns=\"%lu\",class=\"%u\"} %llu\n"
-		       "ksmbd_sched_wait_seconds_sum{netns=\"%lu\",class=\"%u\"} %.9f\n",
-		       ino, c->id, (unsigned long long)cum, ino, c->id,
-		       (unsigned long long)cum, ino, c->id, c->wait_ns / 1e9);
+		om_sample("wait_seconds_count", ino, cls, NULL, cum);
+		printf("ksmbd_sched_wait_seconds_sum{netns=\"%lu\",class=\"%s\"} %.9f\n",
+		       ino, cls, c->wait_ns / 1e9);
 	}
 	printf("# EOF\n");
 }
