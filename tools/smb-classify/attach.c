@@ -295,6 +295,11 @@ int pins_recover(struct ns_ctx *ns)
 			continue;
 		if (link_fd == -2)
 			link_fd = link_open(ns, &linfo);
+		if (link_fd < 0 && link_fd != -ENOENT) {
+			err = link_fd;	/* reported */
+			close(fd);
+			break;
+		}
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		if (link_fd >= 0 && !bpf_map_get_info_by_fd(fd, &info, &len) &&
