@@ -282,7 +282,8 @@ int pins_recover(struct ns_ctx *ns)
 	char name[32], from[PATH_MAX], to[PATH_MAX];
 	struct bpf_map_info info;
 	struct bpf_link_info linfo;
-	int link_fd = -2, fd, err = 0;
+	int link_fd = -1, fd, err = 0;
+	bool looked = false;
 	__u32 len;
 	unsigned int i;
 
@@ -293,8 +294,10 @@ int pins_recover(struct ns_ctx *ns)
 		fd = bpf_obj_get(from);
 		if (fd < 0)
 			continue;
-		if (link_fd == -2)
+		if (!looked) {
+			looked = true;
 			link_fd = link_open(ns, &linfo);
+		}
 		if (link_fd < 0 && link_fd != -ENOENT) {
 			err = link_fd;	/* reported */
 			close(fd);
