@@ -37,6 +37,13 @@ sched_class_field() {
 		jq --argjson id "$1" --arg f "$2" '[.classes[] | select(.class == $id) | .[$f]] | first // 0'
 }
 
+# sched_client_field ID FIELD: FIELD summed over the dispatcher clients of
+# class ID ("smb-classify -j clients"); empty when it has none.
+sched_client_field() {
+	smb-classify -j clients 2>/dev/null |
+		jq -r --argjson id "$1" --arg f "$2" '[.[] | select(.class == $id) | .[$f]] | add // empty'
+}
+
 # sched_netns_ino: inode of the current netns.
 sched_netns_ino() { stat -L -c %i /proc/self/ns/net; }
 

@@ -43,18 +43,12 @@ read_raw --host 127.0.0.2 hog big.bin --count 600 --length 65536 \
 hog=$!
 READ_PIDS+=("$hog")
 
-# class_queued ID: queued= of class ID's client in the clients listing
-class_queued() {
-	awk -v id="$1" '$1 == "client" {
-		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-		if (f["class"] == id) print f["queued"] }' "$CLIENTS"
-}
 max=0
 fair_mount 127.0.0.3 "$sched_tmp/o"
 ( sched_sha "$sched_tmp/o/other.bin" >"$sched_tmp/other.sha" ) &
 other=$!
 while kill -0 "$hog" 2>/dev/null; do
-	q=$(class_queued 1)
+	q=$(sched_client_field 1 queued)
 	(( ${q:-0} > max )) && max=${q:-0}
 	sleep 0.1
 done
