@@ -99,20 +99,19 @@ sched_count() { sched_events "$@" | wc -l; }
 # sched_seen EVENT [JQ-CONDITION]: at least one (for vm_poll).
 sched_seen() { sched_events "$@" | grep -q .; }
 
-# The class word as the kernel prints it: 0x%08x.
-SCHED_JQ_HEX='def hex8: . as $n | [range(7; -1; -1) as $i |
-	($n / pow(16; $i) | floor) % 16 | "0123456789abcdef"[.:.+1]] | "0x" + join("");'
+# sched_format EVENT JQ-CONDITION JQ-STRING: one line per EVENT event that
+# matches, JQ-STRING of it; "hex8" gives a number as the kernel prints a
+# class word (0x%08x).
+sched_format() {
+	sched_events "$1" "$2" | jq -r 'def hex8: . as $n | [range(7; -1; -1) as $i |
+		($n / pow(16; $i) | floor) % 16 | "0123456789abcdef"[.:.+1]] |
+		"0x" + join(""); '"$3"
+}
 # sched_conn_events: one line per ksmbd_sched_conn event:
 #   NETNS PEER PORT CLASSWORD PROG
 sched_conn_events() {
-	jq -r "$SCHED_JQ_HEX"' select(.event == "ksmbd_sched_conn") |
-		"\(.netns_ino) \(.peer) \(.peer_port) \(.class_word | hex8) \(.prog)"' "$SCHED_TRACE_JSON"
-}
-
-# sched_req_events: one line per ksmbd_sched_req event: PEER CLASSWORD CMD
-sched_req_events() {
-	jq -r "$SCHED_JQ_HEX"' select(.event == "ksmbd_sched_req") |
-		"\(.peer) \(.class_word | hex8) \(.cmd)"' "$SCHED_TRACE_JSON"
+	sched_format ksmbd_sched_conn true \
+		'"\(.netns_ino) \(.peer) \(.peer_port) \(.class_word | hex8) \(.prog)"'
 }
 
 sched_conn_count() { sched_conn_events | wc -l; }
@@ -150,7 +149,8 @@ sched_client_port() {
 sched_expect_conn() {
 	local desc=$1 peer=$2 port=$3 word=$4 prog=$5 got
 	sched_trace_sync
-	got=$(sched_conn_events | awk -v p="$peer" -v o="$port" '$2 == p && $3 == o { print $4, $5 }')
+	got=$(sched_format ksmbd_sched_conn ".peer == \"$peer\" and .peer_port == $port" \
+		'"\(.class_word | hex8) \(.prog)"')
 	if [[ $got == "$word $prog" ]]; then
 		vm_pass "$desc: conn $peer port $port class $word prog $prog"
 	else
@@ -163,7 +163,8 @@ sched_expect_conn() {
 sched_expect_peer_conns() {
 	local desc=$1 peer=$2 word=$3 prog=$4 got
 	sched_trace_sync
-	got=$(sched_conn_events | awk -v p="$peer" '$2 == p { print $4, $5 }' | sort -u)
+	got=$(sched_format ksmbd_sched_conn ".peer == \"$peer\"" '"\(.class_word | hex8) \(.prog)"' |
+		sort -u)
 	if [[ $got == "$word $prog" ]]; then
 		vm_pass "$desc: conns of $peer have class $word prog $prog"
 	else
@@ -176,8 +177,8 @@ sched_expect_peer_conns() {
 sched_expect_reqs() {
 	local desc=$1 peer=$2 word=$3 cmd=${4:-} words n
 	sched_trace_sync
-	words=$(sched_req_events | awk -v p="$peer" '$1 == p { print $2 }' | sort -u)
-	n=$(sched_req_events | awk -v p="$peer" -v c="$cmd" '$1 == p && (c == "" || $3 == c)' | wc -l)
+	words=$(sched_format ksmbd_sched_req ".peer == \"$peer\"" '.class_word | hex8' | sort -u)
+	n=$(sched_count ksmbd_sched_req ".peer == \"$peer\" and (\"$cmd\" == \"\" or .cmd == \"$cmd\")")
 	if [[ $words == "$word" ]] && (( n > 0 )); then
 		vm_pass "$desc: $n ${cmd:-request} event(s) of $peer, all class $word"
 	else
