@@ -146,13 +146,14 @@ done
 stop_loop
 sched_trace_sync
 sched_conn_events >"$tmp/loop.events"
-n=$(wc -l <"$tmp/loop.events")
-bad=$(awk '!(($4 == "0x00000000" && $5 == "smb_prefix") || ($4 == "'"$SCHED_CONST_WORD"'" && $5 == "const_class"))' "$tmp/loop.events")
+n=$(sched_count ksmbd_sched_conn)
+bad=$(sched_format ksmbd_sched_conn "(.class_word == 0 and .prog == \"smb_prefix\" or
+	.class_word == $((SCHED_CONST_WORD)) and .prog == \"const_class\") | not" '"\(.peer) \(.class_word | hex8) \(.prog)"')
 vm_check "during $flips replaces: all $n connections classified by smb_prefix (0) or const_class (42)" \
 	test -z "$bad"
 [[ -z $bad ]] || echo "$bad"
 vm_check "during replaces: both programs classified connections" \
-	test "$(awk '{ print $5 }' "$tmp/loop.events" | sort -u | tr '\n' ' ')" = "const_class smb_prefix "
+	test "$(sched_format ksmbd_sched_conn true .prog | sort -u | tr '\n' ' ')" = "const_class smb_prefix "
 vm_check "after the replace loop: link id unchanged ($link)" test "$(sched_proc link_id)" = "$link"
 vm_check "after the replace loop: name smb_prefix" test "$(sched_proc name)" = smb_prefix
 
@@ -234,14 +235,15 @@ vm_check "flip: $gets reads during the updates, all sha256 equal ($bad_gets not)
 	test "$bad_gets" = 0 -a "$gets" -gt 0
 sched_trace_sync
 sched_conn_events >"$tmp/flip.events"
-n=$(wc -l <"$tmp/flip.events")
-bad=$(awk '!(($4 == "0x0001002a" && $5 == "const_a") || ($4 == "0x0001002b" && $5 == "const_b"))' "$tmp/flip.events")
+n=$(sched_count ksmbd_sched_conn)
+bad=$(sched_format ksmbd_sched_conn "(.class_word == $((0x0001002a)) and .prog == \"const_a\" or
+	.class_word == $((0x0001002b)) and .prog == \"const_b\") | not" '"\(.peer) \(.class_word | hex8) \(.prog)"')
 # The last read of each reader may connect after the detach (no conn
 # event): n >= gets - 3.
 vm_check "flip: all $n connections classified by const_a (42) or const_b (43), name and class together" \
 	test -z "$bad" -a "$n" -ge $((gets - 3)) -a "$n" -ge 3
 vm_check "flip: both programs classified connections" \
-	test "$(awk '{ print $5 }' "$tmp/flip.events" | sort -u | tr '\n' ' ')" = "const_a const_b "
+	test "$(sched_format ksmbd_sched_conn true .prog | sort -u | tr '\n' ' ')" = "const_a const_b "
 [[ -z $bad ]] || echo "$bad" | head
 vm_check "flip: nothing attached afterwards" vm_poll 30 eval 'test "$(sched_proc attached)" = 0'
 vm_finish
