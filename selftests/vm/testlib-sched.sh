@@ -238,8 +238,17 @@ sched_ltrace_start() {
 	sched_ltrace_run "$1"
 }
 sched_ltrace_run() {
+	local f
 	: >"$1.err"
-	smb-classify -j trace >>"$1" 2>"$1.err" &
+	# Without the test's other descriptors: a FIFO a test closes to end
+	# a helper (22-clamp, 30-replace) must not stay open in the tracer.
+	(
+		for f in /proc/$BASHPID/fd/*; do
+			f=${f##*/}
+			(( f > 2 )) && eval "exec $f>&-" 2>/dev/null
+		done
+		exec smb-classify -j trace
+	) >>"$1" 2>"$1.err" &
 	SCHED_LTRACE_PID=$!
 	vm_poll 30 grep -q '^tracing ksmbd events' "$1.err" ||
 		{ echo "FAIL: smb-classify trace did not start: $(cat "$1.err")"; return 1; }
