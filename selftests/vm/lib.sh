@@ -10,10 +10,14 @@
 vm_log() { echo "vm: $*" >&2; }
 
 # vm_poll TIMEOUT_S CMD [ARGS...]: run CMD every 0.1 s until it succeeds or
-# TIMEOUT_S seconds have passed.  Returns 0 on success, 1 on timeout.
+# TIMEOUT_S (times TEST_TIMEOUT_SCALE) seconds have passed.  Returns 0 on
+# success, 1 on timeout.
 vm_poll() {
 	local timeout=$1 deadline
 	shift
+	# Scaled like the test timeouts (TEST_TIMEOUT_SCALE: 4 on the KASAN
+	# kernel), so a bound meant for the stock kernel holds there too.
+	timeout=$(( timeout * ${TEST_TIMEOUT_SCALE:-1} ))
 	# EPOCHREALTIME without the dot: microseconds, no fork.
 	deadline=$(( ${EPOCHREALTIME/./} + timeout * 1000000 ))
 	while :; do
