@@ -55,8 +55,11 @@ phase() {
 	smb-classify prefix add ::/0 0 per-peer >/dev/null
 	w0=$(sched_proc wait_releases)
 
+	# A holds its open 45 s (x TEST_TIMEOUT_SCALE: on the KASAN kernel
+	# C's mount and B's start alone took longer, and B found no oplock).
 	read_raw --host 127.0.0.2 batch-hold held.bin --mode "$mode" \
-		--seconds 45 --ready-file "$dir/ready" >"$dir/holder.out" 2>&1 &
+		--seconds $((45 * ${TEST_TIMEOUT_SCALE:-1})) \
+		--ready-file "$dir/ready" >"$dir/holder.out" 2>&1 &
 	holder=$!
 	READ_PIDS+=("$holder")
 	if ! vm_poll 60 test -s "$dir/ready"; then
