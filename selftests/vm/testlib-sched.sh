@@ -264,3 +264,20 @@ sched_ltrace_stop() {
 	wait "$SCHED_LTRACE_PID" 2>/dev/null || true
 	SCHED_LTRACE_PID=
 }
+
+# sched_check_netns_gone NAME INODE LINK_ID: after netns NAME (its inode
+# INODE, its program's link LINK_ID) was deleted, `status -j -n NAME` says
+# the netns is gone and nothing is attached, which also removes its pins,
+# and the link is freed.  Checks (vm_check/vm_fail), no status of its own.
+sched_check_netns_gone() {
+	local name=$1 ino=$2 link=$3 out
+	if out=$(smb-classify -j -n "$name" status 2>&1); then
+		vm_check "status -j -n $name after the delete: netns gone, not attached ($out)" \
+			sched_jq '.netns_exists == false and .attached == false' "$out"
+	else
+		vm_fail "status -n $name after the delete: $out"
+	fi
+	vm_check "$name: no pins left after status" test ! -e "$SCHED_PINS/$ino"
+	vm_check "$name: link $link freed" \
+		vm_poll 20 eval "! bpftool link show id $link >/dev/null 2>&1"
+}

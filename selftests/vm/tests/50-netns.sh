@@ -100,14 +100,7 @@ t3_ino=$(ns_ino t3)
 smb-classify -n t3 load >/dev/null
 t3_link=$(sched_proc link_id t3)
 ip netns del t3
-if out=$(smb-classify -j -n t3 status 2>&1); then
-	vm_check "status -j -n t3 after delete: netns gone, not attached ($out)" \
-		sched_jq '.netns_exists == false and .attached == false' "$out"
-else
-	vm_fail "status -n t3 after delete: $out"
-fi
-vm_check "t3: no pins left after status" test ! -e "$SCHED_PINS/$t3_ino"
-vm_check "t3: link $t3_link freed" vm_poll 20 link_gone "$t3_link"
+sched_check_netns_gone t3 "$t3_ino" "$t3_link"
 if out=$(smb-classify -n t3 unload 2>&1); then
 	vm_pass "unload -n t3 after status: exit 0 ($out)"
 else

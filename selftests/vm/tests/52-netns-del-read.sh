@@ -116,15 +116,7 @@ vm_check "inflight, queued, clients, payloads, payload_pages exactly 0" \
 	vm_poll 30 vm_sched_zero inflight queued clients payloads payload_pages
 grep -v '^class' "$SCHED_PROC" | tr '\n' ' '; echo
 
-if out=$(smb-classify -j -n d1 status 2>&1); then
-	vm_check "status -n d1: netns gone, not attached, stale pins removed ($out)" \
-		sched_jq '.netns_exists == false and .attached == false' "$out"
-else
-	vm_fail "status -n d1 after the delete: $out"
-fi
-vm_check "d1's pins removed" test ! -e "$SCHED_PINS/$d1_ino"
-vm_check "d1's link $d1_link freed" \
-	vm_poll 20 eval "! bpftool link show id $d1_link >/dev/null 2>&1"
+sched_check_netns_gone d1 "$d1_ino" "$d1_link"
 
 # The initial netns still serves, and still classifies.
 if out=$(sched_smbclient 127.0.0.1 "get big.bin $tmp/after.bin" 2>&1); then
