@@ -206,6 +206,62 @@ static void test_helpers(void **state)
 	assert_string_equal(buf, "ok \xe2\x82\xac ??? ??");
 }
 
+/*
+ * The fixtures name fields as the kernel's events do.  The decoder takes
+ * every field from the event's format at run time, so a fixture is only
+ * as good as its names: each one must be a field of the same event in
+ * TP_STRUCT__entry() of ksmbd_sched_trace.h (__field, __array, __string),
+ * and so must the packed words tracefmt.c spells out.
+ */
+static bool kernel_has_field(const char *event, const char *field)
+{
+	FILE *f = fopen(KSMBD_TRACE_H, "r");
+	char line[256], head[96], name[64];
+	bool in = false, found = false;
+
+	assert_non_null(f);
+	snprintf(head, sizeof(head), "TRACE_EVENT(%s,", event);
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *p = line + strspn(line, " \t");
+
+		if (!strncmp(p, "TRACE_EVENT(", 12))
+			in = !strncmp(p, head, strlen(head));
+		else if (in && strstr(p, "TP_fast_assign"))
+			in = false;
+		else if (in && (sscanf(p, "__field(%*[^,], %63[^)])", name) == 1 ||
+				sscanf(p, "__array(%*[^,], %63[^,],", name) == 1 ||
+				sscanf(p, "__string(%63[^,],", name) == 1))
+			found = !strcmp(name, field);
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_fixtures_match_kernel(void **state)
+{
+	static const char *const spelt[][2] = {
+		{ "ksmbd_sched_conn", "class_word" },
+		{ "ksmbd_sched_req", "class_word" },
+		{ "ksmbd_sched_req", "command" },
+		{ "ksmbd_sched_req", "verdict" },
+		{ "ksmbd_sched_dispatch", "class_word" },
+		{ "ksmbd_sched_dispatch", "command" },
+		{ "ksmbd_sched_dispatch", "verdict" },
+		{ "ksmbd_read_payload", "verdict" },
+	};
+	struct trace_event ev = conn_event();
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < ev.nfields; i++)
+		assert_true(kernel_has_field(ev.name, ev.f[i].name));
+	for (i = 0; i < sizeof(spelt) / sizeof(spelt[0]); i++)
+		assert_true(kernel_has_field(spelt[i][0], spelt[i][1]));
+	/* The parser finds nothing that is not there. */
+	assert_false(kernel_has_field("ksmbd_sched_conn", "command"));
+	assert_false(kernel_has_field("ksmbd_sched_nosuch", "netns_ino"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_helpers),
+		cmocka_unit_test(test_fixtures_match_kernel),
 	};
 
 	return cmocka_run_group_tests_name("tracefmt", tests, NULL, NULL);
