@@ -32,8 +32,7 @@
 # kernel report (WARNING, BUG, KASAN, lockdep, ...); the injected
 # failures themselves log only "FAULT_INJECTION: forcing a failure"
 # (verbose 1) and the page allocator's "page allocation failure".
-# Written on 1 December 2026 without a fault-injection kernel at hand:
-# not run yet.
+# Runs on the KDEBUG kernel: selftests/vm/README.md "Recorded runs".
 # vm-timeout: 900
 
 set -euo pipefail
@@ -113,12 +112,14 @@ ff_target() {
 }
 
 # read_loop MNT N NAME: read MNT/data.bin N times in 1 MiB reads (one
-# READ each: cache=none); count exact reads, failed reads and wrong
+# READ each: cache=none), exactly SIZE bytes: no READ at the end of the
+# file (an injected failure there leaves no trace, since an error reply
+# has no read_payload event); count exact reads, failed reads and wrong
 # bytes in $tmp/NAME.{ok,err,bad}.
 read_loop() {
 	local mnt=$1 n=$2 name=$3 i got ok=0 err=0 bad=0
 	for (( i = 0; i < n; i++ )); do
-		if got=$(dd if="$mnt/data.bin" bs=1M 2>/dev/null | sha256sum); then
+		if got=$(dd if="$mnt/data.bin" bs=1M count=$((SIZE >> 20)) 2>/dev/null | sha256sum); then
 			if [[ ${got%% *} == "$want" ]]; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
 		else
 			err=$((err + 1))
@@ -149,6 +150,7 @@ for case in a b; do
 	ff_target "$fn" $errno || continue
 	sched_ltrace_start "$tmp/$case.json"
 	fi_arm fail_function 50 40
+	echo 2 >"$DBG/fail_function/verbose"	# a stack per failure: its caller
 	read_loop "$tmp/a" 40 "$case"
 	injected=$(fi_injected fail_function 40)
 	fi_off
@@ -157,7 +159,15 @@ for case in a b; do
 	nomem=$(nomem_events "$tmp/$case.json")
 	spliced=$(jq -r 'select(.event == "ksmbd_read_payload" and .path == 0) | .src' "$tmp/$case.json" | sort | uniq -c | tr -s ' \n' ' ')
 	echo "($case) $fn: $injected injected, $nomem READs copied (nomem), spliced: $spliced; reads: $(counts "$case")"
+	# Where every READ went (path/src), and the READs seen by the
+	# other tracepoints: an injection that left no nomem copy shows here.
+	echo "($case) read_payload path/src: $(jq -r 'select(.event == "ksmbd_read_payload") | "\(.path)/\(.src)"' "$tmp/$case.json" | sort | uniq -c | tr -s ' \n' ' ')"
+	echo "($case) READ requests (length: count): $(jq -r 'select(.event == "ksmbd_sched_req" and .cmd == "READ") | .length' "$tmp/$case.json" | sort | uniq -c | tr -s ' \n' ' '); READ dispatches: $(jq -r 'select(.event == "ksmbd_sched_dispatch" and .cmd == "READ") | .bytes' "$tmp/$case.json" | wc -l)"
+	reqs=$(jq -r 'select(.event == "ksmbd_sched_req" and .cmd == "READ") | .length' "$tmp/$case.json" | wc -l)
+	events=$(jq -r 'select(.event == "ksmbd_read_payload") | .path' "$tmp/$case.json" | wc -l)
 	vm_check "($case) $fn failed $injected times (> 0)" test "$injected" -gt 0
+	vm_check "($case) one read_payload event per READ request ($events of $reqs, > 0)" \
+		test "$events" = "$reqs" -a "$reqs" -gt 0
 	vm_check "($case) each failure is one READ copied instead (reason nomem): $nomem" \
 		test "$nomem" = "$injected"
 	vm_check "($case) the other READs were spliced" test -n "$spliced"
