@@ -1,16 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Samba's smbtorture, the wider peer suite, against ksmbd twice: nothing
-# attached (ksmbd's own path), then with the reference classifier attached
-# and splice forced for every READ (policy splice-min 0 for class 0).
-# Compared by test name, never by count:
-#   - no test that succeeds with nothing attached fails attached;
+# Samba's smbtorture, the wider peer suite, against ksmbd three times:
+# "stock", Debian's own ksmbd.ko of the running kernel (kernel/fs/smb/
+# server, not our updates/ksmbd.ko; on the tiny kernel, where ksmbd is
+# built in, this run is skipped and "flat" stands for it); "flat", our
+# ksmbd with nothing attached; "attached", our ksmbd with the reference
+# classifier attached and splice forced for every READ (policy
+# splice-min 0 for class 0).  Leases on (smb2 leases = yes).  Compared by
+# test name, never by count:
+#   - no test that succeeds on stock fails flat or attached;
 #   - every test the baseline (selftests/vm/smbtorture-baseline.txt,
-#     "suite.test result" lines) lists as success succeeds in both runs.
+#     "suite.test result" lines) lists as success succeeds in all runs.
 # TEST_TORTURE_SUITES overrides the suite list.  Both runs' results are
-# left in the test's results directory (flat.results, attached.results,
-# the baseline's format) for a new baseline.
+# left in the test's results directory (stock.results, flat.results,
+# attached.results, the baseline's format) for a new baseline.
 # vm-timeout: 5400
 
 set -euo pipefail
@@ -24,7 +28,6 @@ command -v smbtorture >/dev/null ||
 	{ echo "FAIL: smbtorture missing (make deps installs samba-testsuite)"; exit 1; }
 [[ -s /etc/samba/smb.conf ]] || { echo "FAIL: no /etc/samba/smb.conf (the harness writes one)"; exit 1; }
 
-# shellcheck disable=SC2206 # a word list
 # smb2.lease needs leases on (ksmbd-tools' default is off).
 vm_ksmbd_stop
 vm_ksmbd_write_conf
@@ -32,6 +35,7 @@ sed -i '/^\[global\]/a\	smb2 leases = yes' "$KSMBD_CONF"
 READ_CONF_CHANGED=1
 vm_ksmbd_start
 
+# shellcheck disable=SC2206 # a word list
 suites=(${TEST_TORTURE_SUITES:-smb2.connect smb2.rw smb2.compound smb2.credits smb2.getinfo smb2.lock smb2.oplock smb2.lease smb2.read})
 baseline=$VM_DIR/smbtorture-baseline.txt
 per_suite=${TEST_TORTURE_SUITE_TIMEOUT:-900}
@@ -57,8 +61,39 @@ torture() {
 # result RUN NAME: the result of NAME in RUN (empty if it did not run).
 result() { awk -v n="$2" '$2 == n { print $1 }' "$read_tmp/$1.results"; }
 
+# swap_ksmbd FILE|"": ksmbd stopped and unloaded, then FILE (a ksmbd.ko)
+# inserted, or ours loaded by modprobe (updates/ksmbd.ko), and started.
+# The dependencies stay loaded from the first ksmbd: both are built from
+# the same 6.12 sources.
+swap_ksmbd() {
+	vm_ksmbd_stop
+	vm_poll 30 rmmod ksmbd || { vm_fail "cannot rmmod ksmbd"; return 1; }
+	if [[ -n $1 ]]; then insmod "$1"; else modprobe ksmbd; fi
+	vm_ksmbd_start
+}
+stock_ko=
+if [[ -e /sys/module/ksmbd/refcnt && -n ${VM_MODULES_ROOT:-} ]]; then
+	stock_ko=$(find "$VM_MODULES_ROOT/lib/modules/$(uname -r)/kernel/fs/smb/server" \
+		-name 'ksmbd.ko*' | head -n 1)
+	[[ -n $stock_ko ]] || vm_fail "no Debian ksmbd.ko under $VM_MODULES_ROOT"
+fi
+
+runs=(flat attached)
 : >"$read_tmp/flat.results"
 : >"$read_tmp/attached.results"
+if [[ -n $stock_ko ]]; then
+	runs=(stock flat attached)
+	: >"$read_tmp/stock.results"
+	if swap_ksmbd "$stock_ko"; then
+		vm_check "stock: Debian's ksmbd.ko is loaded (no scheduling hook)" \
+			test ! -e /proc/net/ksmbd_sched
+		for s in "${suites[@]}"; do
+			torture stock "$s"
+		done
+	fi
+	swap_ksmbd "" || vm_finish
+	vm_check "flat: our ksmbd.ko is loaded" test -e /proc/net/ksmbd_sched
+fi
 for s in "${suites[@]}"; do
 	torture flat "$s"
 done
@@ -69,20 +104,23 @@ for s in "${suites[@]}"; do
 done
 smb-classify unload >/dev/null
 
-sort -k2 "$read_tmp/flat.results" >"$TEST_RESULTS/flat.results"
-sort -k2 "$read_tmp/attached.results" >"$TEST_RESULTS/attached.results"
-
-vm_check "smbtorture ran tests with nothing attached" test -s "$read_tmp/flat.results"
+for run in "${runs[@]}"; do
+	sort -k2 "$read_tmp/$run.results" >"$TEST_RESULTS/$run.results"
+done
+ref=${runs[0]}
+vm_check "smbtorture ran tests on $ref" test -s "$read_tmp/$ref.results"
 bad=0
 while read -r res name; do
 	[[ $res == success ]] || continue
-	got=$(result attached "$name")
-	if [[ $got != success ]]; then
-		vm_fail "$name: success with nothing attached, ${got:-not run} attached"
-		bad=$((bad + 1))
-	fi
-done <"$read_tmp/flat.results"
-vm_check "no test that succeeds with nothing attached fails attached" test "$bad" = 0
+	for run in "${runs[@]:1}"; do
+		got=$(result "$run" "$name")
+		if [[ $got != success ]]; then
+			vm_fail "$name: success on $ref, ${got:-not run} $run"
+			bad=$((bad + 1))
+		fi
+	done
+done <"$read_tmp/$ref.results"
+vm_check "no test that succeeds on $ref fails in ${runs[*]:1}" test "$bad" = 0
 if [[ -s $baseline ]]; then
 	miss=0 n=0
 	while read -r res name; do
@@ -90,7 +128,7 @@ if [[ -s $baseline ]]; then
 		suite=${name%.*}
 		[[ " ${suites[*]} " == *" $suite "* ]] || continue
 		n=$((n + 1))
-		for run in flat attached; do
+		for run in "${runs[@]}"; do
 			got=$(result "$run" "$name")
 			if [[ $got != success ]]; then
 				vm_fail "$name: success in the baseline, ${got:-not run} $run"
@@ -98,7 +136,7 @@ if [[ -s $baseline ]]; then
 			fi
 		done
 	done <"$baseline"
-	vm_check "all $n baseline successes succeed in both runs" test "$miss" = 0 -a "$n" -gt 0
+	vm_check "all $n baseline successes succeed in every run (${runs[*]})" test "$miss" = 0 -a "$n" -gt 0
 else
 	vm_fail "no baseline at $baseline"
 fi
