@@ -36,7 +36,13 @@ READ_CONF_CHANGED=1
 vm_ksmbd_start
 
 # shellcheck disable=SC2206 # a word list
-suites=(${TEST_TORTURE_SUITES:-smb2.connect smb2.rw smb2.compound smb2.credits smb2.getinfo smb2.lock smb2.oplock smb2.lease smb2.read})
+# smb2.lease runs on its own (stress/92-smbtorture-lease.sh): after the
+# other suites, Debian's own 6.12.117 ksmbd WARNs in drop_nlink() and
+# oopses in __fput() when the lease suite's session is torn down
+# (__ksmbd_close_fd -> ksmbd_vfs_unlink of an unlinked file), so the
+# guest dies (seen twice, on ours and on Debian's module; lease alone
+# did not crash).
+suites=(${TEST_TORTURE_SUITES:-smb2.connect smb2.rw smb2.compound smb2.credits smb2.getinfo smb2.lock smb2.oplock smb2.read})
 baseline=$VM_DIR/smbtorture-baseline.txt
 per_suite=${TEST_TORTURE_SUITE_TIMEOUT:-900}
 
