@@ -61,7 +61,7 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	cifs-utils fio libcmocka-dev zlib1g-dev libcap-dev pkg-config rsync \
 	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite \
 	python3-impacket libtracefs-dev libtraceevent-dev python3-docutils \
-	python3-prometheus-client systemd dkms
+	python3-prometheus-client systemd dkms libfuse3-dev fuse3
 
 .PHONY: all deps kernel kernel-src module deb vm-stock libbpf tools bpf check \
 	test vmtest demo bench help clean install checkpatch kernel-series \
