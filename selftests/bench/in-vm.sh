@@ -12,7 +12,20 @@
 #       Documentation/dispatch.rst, counted at the server: READs per
 #       client of the ksmbd_sched_dispatch tracepoint (B), bytes sent per
 #       peer address from the server's sockets (A and B);
-#   (d) 4 KiB random READ IOPS, A vs B at max_inflight default/16/64/256.
+#   (d) 4 KiB random READ IOPS, A vs B at max_inflight default/16/64/256;
+#   (m) mixed sizes: a 1 MiB reader at depth 4 (127.0.0.40, class 1) and a
+#       4 KiB reader at depth 32 (127.0.0.41, class 2): bytes per class at
+#       the server, equal weights and 3:1 (the small reader weight 3),
+#       and the small reader's IOPS alone and beside the big one, A and B
+#       in the same boot;
+#   (l) a lone client, A and B alternating: burst time, 4 KiB QD32 IOPS,
+#       1 MiB QD4 throughput.
+# Storage (BENCH_STORAGE): slowfs (the default: the FUSE storage model of
+# selftests/vm/slowfs.c as the share, options BENCH_SLOWFS, so that the
+# storage's service time and parallelism, not the clients' share of the
+# vCPUs, make the server the bottleneck) or tmpfs (the old bench).
+# Every raw row ends with the host's 1-minute load before and after its
+# run (lib.sh); a cell with a run above BENCH_QUIET_LOAD is marked "*".
 # Every fio run is one fio process with one job per mount (starting fio
 # costs seconds of CPU under TCG).  Raw numbers go to $SMB_RESULTS/raw.tsv,
 # the tables to $SMB_RESULTS/bench-fairness.md.  BENCH_QUICK=1: a short
@@ -26,10 +39,20 @@ source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 source "$VM_DIR/testlib-sched.sh"
 # shellcheck source=../vm/testlib-fair.sh
 source "$VM_DIR/testlib-fair.sh"
-trap fair_cleanup EXIT
+# shellcheck source=../vm/testlib-slowfs.sh
+source "$VM_DIR/testlib-slowfs.sh"
+# shellcheck source=lib.sh
+source "$VM_CHECKOUT/selftests/bench/lib.sh"
+trap 'fair_cleanup; slowfs_share_stop' EXIT
 
 WHAT=${1:-all}
 QUICK=${BENCH_QUICK:-0}
+STORAGE=${BENCH_STORAGE:-slowfs}
+# The storage model: seed 003's 10 ms +- 50%, two requests in service at
+# once (with four, a loaded 2-CPU host's TCG guest ran out of CPU before
+# the storage was busy: 138 IOPS at depth 16 against a capacity of 400).
+SLOWFS_OPTS=${BENCH_SLOWFS:---service-ms 10 --jitter-pct 50 --parallel 2}
+QUIET_LOAD=${BENCH_QUIET_LOAD:-3}
 B_INFLIGHT=${BENCH_B_INFLIGHT:-0}
 OUT=$SMB_RESULTS
 RAW=$OUT/raw.tsv
@@ -47,10 +70,12 @@ if (( QUICK )); then
 	RUNS=1 R=4 KS="16" NS="4" SHARE_T=3
 	MOVERS="16 17 18 19 20 21" MCONNS=1 CUSTS="32 33"
 	COST_RUNS=1 COST_T=3 COST_CFGS="4x16" BUDGETS="0 64"
+	MIX_RUNS=1 MIX_T=4 LONE_RUNS=1 LONE_T=3 MIX_MAPS="A B B3"
 else
 	RUNS=3 R=5 KS="4 8 16 32" NS="1 2 4 8" SHARE_T=4
 	MOVERS="16 17 18 19 20 21" MCONNS=2 CUSTS="32 33 34 35"
 	COST_RUNS=3 COST_T=4 COST_CFGS="1x32 4x16" BUDGETS="0 16 64 256"
+	MIX_RUNS=3 MIX_T=8 LONE_RUNS=3 LONE_T=5 MIX_MAPS="A B B3"
 fi
 CUST_QD=${BENCH_CUST_QD:-128}
 NMOVERS=$(wc -w <<<"$MOVERS")
@@ -61,15 +86,14 @@ MAXN=1
 for n in $NS; do MAXN=$n; done
 
 log() { echo "bench: $* ($((SECONDS - t0)) s)" >&2; }
-raw() { printf '%s\n' "$*" >>"$RAW"; }
+# raw ROW HOST_LOAD_BEFORE: a raw row, the host's load before and after
+# its run appended (the last two columns of every measured row).
+raw() { printf '%s %s %s\n' "$1" "${2:--}" "$(bench_load_host)" >>"$RAW"; }
+# rawi ROW: a row that is no measurement (no loads).
+rawi() { printf '%s\n' "$*" >>"$RAW"; }
 
 # median / min / max of numbers on stdin: "MED MIN MAX" (or "- - -").
-stats() {
-	sort -g | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "- - -"; exit }
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		print m, v[1], v[NR] }'
-}
+stats() { bench_stats; }
 p50() { stats | cut -d' ' -f1; }
 
 # ---- modes -------------------------------------------------------------------
@@ -156,7 +180,7 @@ bursts() {
 }
 
 bench_bursts() {
-	local md k n r j mv
+	local md k n r j mv hb
 	for md in A B; do
 		log "bursts, mode $md"
 		mode "$md"
@@ -164,23 +188,26 @@ bench_bursts() {
 		for (( j = 1; j <= MAXK; j++ )); do mnt 127.0.0.3 "mv$j"; done
 		for (( j = 1; j <= MAXN; j++ )); do mnt "127.0.0.$((10 + j))" "n$j"; done
 		for (( r = 1; r <= RUNS; r++ )); do
-			raw "a $md 0 $(bursts 1 i | p50)"
+			hb=$(bench_load_host)
+			raw "a $md 0 $(bursts 1 i | p50)" "$hb"
 		done
 		for k in $KS; do
 			mv=()
 			for (( j = 1; j <= k; j++ )); do mv+=("mv$j"); done
 			bg_fio big.bin "${mv[@]}"
 			for (( r = 1; r <= RUNS; r++ )); do
-				raw "a $md $k $(bursts 1 i | p50)"
+				hb=$(bench_load_host)
+				raw "a $md $k $(bursts 1 i | p50)" "$hb"
 			done
 			if [[ $k == 16 ]]; then
 				for n in $NS; do
 					for (( r = 1; r <= RUNS; r++ )); do
-						raw "b $md $n $(bursts "$n" n | p50)"
+						hb=$(bench_load_host)
+						raw "b $md $n $(bursts "$n" n | p50)" "$hb"
 					done
 				done
 			fi
-			[[ $md == B ]] && raw "q B $k $(sched_proc queued)"
+			[[ $md == B ]] && rawi "q B $k $(sched_proc queued)"
 			bg_stop
 			log "  K=$k done"
 		done
@@ -233,7 +260,7 @@ share_window() {
 # movers + the first NCUST customers backlogged, RUNS windows; raw rows
 # "c MAP NCUST DISPATCH BYTES DISPATCHES".
 share_case() {
-	local map=$1 nc=$2 cre=$3 kre=$4 j c r jobs=() res
+	local map=$1 nc=$2 cre=$3 kre=$4 j c r jobs=() res hb
 	for j in $MOVERS; do
 		for (( c = 1; c <= MCONNS; c++ )); do jobs+=("mv$j-$c"); done
 	done
@@ -245,10 +272,11 @@ share_case() {
 	log "    $map/$nc: ${#jobs[@]} jobs running"
 	sleep 1
 	for (( r = 1; r <= RUNS; r++ )); do
+		hb=$(bench_load_host)
 		res=$(share_window "$cre" "$kre")
-		raw "c $map $nc $res"
+		raw "c $map $nc $res" "$hb"
 	done
-	[[ $map != A ]] && raw "cq $map $nc $(sched_proc queued) $(sched_proc max_inflight)"
+	[[ $map != A ]] && rawi "cq $map $nc $(sched_proc queued) $(sched_proc max_inflight)"
 	bg_stop
 }
 
@@ -305,13 +333,14 @@ cost_run() {
 # A, then B loaded once and its budget switched with 'replace' (no
 # remount: the budget applies at once); the budget order rotates per run.
 bench_cost() {
-	local r cfg n d i b bs
+	local r cfg n d i b bs hb
 	for cfg in $COST_CFGS; do
 		n=${cfg%x*} d=${cfg#*x}
 		for (( r = 1; r <= COST_RUNS; r++ )); do
 			mode A
 			for (( i = 1; i <= n; i++ )); do mnt "127.0.0.$((1 + i))" "k$i"; done
-			raw "d A $cfg $(cost_run "$n" "$d")"
+			hb=$(bench_load_host)
+			raw "d A $cfg $(cost_run "$n" "$d")" "$hb"
 			[[ $WHAT == cost ]] && continue
 			umount_all
 			smb-classify load >/dev/null
@@ -321,8 +350,9 @@ bench_cost() {
 			bs=$(awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }' <<<"$BUDGETS")
 			for b in $bs; do
 				smb-classify replace max-inflight "$b" >/dev/null
-				raw "d B$b $cfg $(cost_run "$n" "$d")"
-				raw "dm B$b $cfg $(sched_proc max_inflight)"
+				hb=$(bench_load_host)
+				raw "d B$b $cfg $(cost_run "$n" "$d")" "$hb"
+				rawi "dm B$b $cfg $(sched_proc max_inflight)"
 			done
 		done
 		log "  cost ${n}x$d done"
@@ -330,19 +360,140 @@ bench_cost() {
 	umount_all
 }
 
+# ---- (m): mixed sizes --------------------------------------------------------
+# The big reader: one mount from 127.0.0.40, fio 1 MiB randread at depth
+# 4; the small reader: one mount from 127.0.0.41, 4 KiB at depth 32.
+# Maps: A nothing attached; B 127.0.0.40/32 -> 1, 127.0.0.41/32 -> 2
+# (equal weights: 50% of the bytes each); B3 the same with class 2
+# weight 3 (75% of the bytes for the small reader).  Per run: the small
+# reader alone (IOPS), the big reader alone (MiB/s), then the big one
+# backlogged in the background and the small one beside it, the bytes the
+# server sent to each (tcp_info bytes_sent, A and B) and dispatched per
+# class (/proc/net/ksmbd_sched, B) over the small reader's run.
+# mix_fio NAME FILE BS QD [T]: one time-based fio job on $M/NAME (1 s
+# ramp), prints "IOPS KiB/s".
+mix_fio() {
+	fio --name=x --thread --invalidate=0 --filename="$M/$1/$2" --rw=randread \
+		--bs="$3" --iodepth="$4" --ioengine=libaio --direct=1 --time_based \
+		--runtime="${5:-$MIX_T}" --ramp_time=1 --output-format=json \
+		--output="$sched_tmp/mix.json" >/dev/null 2>&1
+	jq -r '.jobs[0].read | "\(.iops | floor) \(.bw)"' "$sched_tmp/mix.json" 2>/dev/null || echo "0 0"
+}
+# class_bytes ID: bytes dispatched for class ID (0 when nothing attached).
+class_bytes() { if [[ $(sched_proc attached) == 1 ]]; then fair_class_field "$1" bytes; else echo 0; fi; }
+
+bench_mixed() {
+	local map r hb b0 b1 c10 c20 res big small
+	for map in $MIX_MAPS; do
+		case $map in
+		A) mode A ;;
+		B) mode B "127.0.0.40/32 1" "127.0.0.41/32 2" ;;
+		B3) mode B "127.0.0.40/32 1" "127.0.0.41/32 2 weight 3" ;;
+		esac
+		mnt 127.0.0.40 big
+		mnt 127.0.0.41 small
+		for (( r = 1; r <= MIX_RUNS; r++ )); do
+			hb=$(bench_load_host)
+			raw "ma $map small $(mix_fio small small.bin 4k 32)" "$hb"
+			hb=$(bench_load_host)
+			raw "mb $map big $(mix_fio big big.bin 1m 4)" "$hb"
+			fio --name=big --thread --invalidate=0 --filename="$M/big/big.bin" \
+				--rw=randread --bs=1m --iodepth=4 --ioengine=libaio --direct=1 \
+				--time_based --runtime=3600 --status-interval=1 \
+				--output="$sched_tmp/bg.fio" >/dev/null 2>&1 &
+			FAIR_PIDS+=($!)
+			vm_poll 120 bg_running big 1 || log "the big reader is not reading"
+			hb=$(bench_load_host)
+			b0=$(bytes_by_peer) c10=$(class_bytes 1) c20=$(class_bytes 2)
+			res=$(mix_fio small small.bin 4k 32)
+			b1=$(bytes_by_peer)
+			big=$(awk 'FNR == NR { a[$1] = $2; next } $1 == "127.0.0.40" { print $2 - a[$1] }' <(echo "$b0") <(echo "$b1"))
+			small=$(awk 'FNR == NR { a[$1] = $2; next } $1 == "127.0.0.41" { print $2 - a[$1] }' <(echo "$b0") <(echo "$b1"))
+			# m MAP mixed SMALL_IOPS SMALL_KiBs SENT_BIG SENT_SMALL DISP_BIG DISP_SMALL
+			raw "m $map mixed $res ${big:-0} ${small:-0} $(( $(class_bytes 1) - c10 )) $(( $(class_bytes 2) - c20 ))" "$hb"
+			bg_stop
+		done
+		log "  mixed, map $map done"
+	done
+	umount_all
+}
+
+# ---- (l): a lone client -------------------------------------------------------
+# One client (127.0.0.2), A and B alternating (the first mode rotates per
+# run): the burst client's p50, fio 4 KiB QD32 IOPS, 1 MiB QD4 KiB/s.
+bench_lone() {
+	local r md mds hb
+	for (( r = 1; r <= LONE_RUNS; r++ )); do
+		mds="A B"
+		(( r % 2 )) || mds="B A"
+		for md in $mds; do
+			mode "$md"
+			mnt 127.0.0.2 i1
+			hb=$(bench_load_host)
+			raw "l $md burst $(bursts 1 i | p50)" "$hb"
+			hb=$(bench_load_host)
+			raw "l $md iops4k $(mix_fio i1 small.bin 4k 32 "$LONE_T" | cut -d' ' -f1)" "$hb"
+			hb=$(bench_load_host)
+			raw "l $md bw1m $(mix_fio i1 big.bin 1m 4 "$LONE_T" | cut -d' ' -f2)" "$hb"
+		done
+	done
+	umount_all
+}
+
+# storage_mark PART: slowfs's service time so far (for its utilization).
+storage_mark() {
+	[[ $STORAGE == slowfs ]] || return 0
+	rawi "u $1 $(slowfs_stat service_ns) ${EPOCHREALTIME/./} $(slowfs_stat parallel) $(slowfs_stat reads)"
+}
+
 # ---- report -------------------------------------------------------------------
 # vals KIND MODE KEY [COL]: the raw values of column COL (default 4)
 vals() { awk -v k="$1" -v m="$2" -v x="$3" -v c="${4:-4}" '$1 == k && $2 == m && $3 == x && $c != "-" { print $c }' "$RAW"; }
-# cell KIND MODE KEY [SCALE] [COL]: "med (min-max)" of raw values
+# dist KIND MODE KEY: "*" when a run of the cell had the host's load
+# (the last two columns of its rows) above QUIET_LOAD.
+dist() {
+	awk -v k="$1" -v m="$2" -v x="$3" -v q="$QUIET_LOAD" '$1 == k && $2 == m && $3 == x &&
+		(($(NF - 1) != "-" && $(NF - 1) > q) || ($NF != "-" && $NF > q)) { d = 1 }
+		END { if (d) printf "*" }' "$RAW"
+}
+# cell KIND MODE KEY [SCALE] [COL]: "med (min-max)" of raw values, "*"
+# when disturbed
 cell() {
-	local s
+	local s d
 	s=$(vals "$1" "$2" "$3" "${5:-4}" | stats)
+	d=$(dist "$1" "$2" "$3")
 	# shellcheck disable=SC2086
 	set -- $s "${4:-1}"
 	if [[ $1 == - ]]; then echo "-"; return; fi
-	awk -v a="$1" -v b="$2" -v c="$3" -v s="$4" 'BEGIN {
-		if (s == 1) printf "%.0f (%.0f-%.0f)", a, b, c
-		else printf "%.1f (%.1f-%.1f)", a / s, b / s, c / s }'
+	awk -v a="$1" -v b="$2" -v c="$3" -v s="$4" -v d="$d" 'BEGIN {
+		if (s == 1) printf "%.0f (%.0f-%.0f)%s", a, b, c, d
+		else printf "%.1f (%.1f-%.1f)%s", a / s, b / s, c / s, d }'
+}
+# share KIND MODE KEY COL_A COL_B: "med (min-max)" over rows of the percent
+# COL_A / (COL_A + COL_B), "*" when disturbed.
+share() {
+	local s d
+	d=$(dist "$1" "$2" "$3")
+	s=$(awk -v k="$1" -v m="$2" -v x="$3" -v a="$4" -v b="$5" '$1 == k && $2 == m && $3 == x &&
+		$a + $b > 0 { printf "%.1f\n", 100 * $a / ($a + $b) }' "$RAW" | stats)
+	# shellcheck disable=SC2086
+	set -- $s
+	[[ $1 == - ]] && { echo "-"; return; }
+	echo "$1 ($2-$3)$d"
+}
+# shares_med KIND MODE KEY COL_A COL_B: just the median percent.
+shares_med() {
+	awk -v k="$1" -v m="$2" -v x="$3" -v a="$4" -v b="$5" '$1 == k && $2 == m && $3 == x &&
+		$a + $b > 0 { printf "%.1f\n", 100 * $a / ($a + $b) }' "$RAW" | p50
+}
+# spread_ok KIND KEY: B's median within A's min-max or A's within B's
+# (equal within the run-to-run spread): yes/no.
+spread_ok() {
+	local a b
+	a=$(vals "$1" A "$2" | stats) b=$(vals "$1" B "$2" | stats)
+	awk -v a="$a" -v b="$b" 'BEGIN { split(a, A, " "); split(b, B, " ");
+		if (A[1] == "-" || B[1] == "-") { print "-"; exit }
+		print ((B[1] >= A[2] && B[1] <= A[3]) || (A[1] >= B[2] && A[1] <= B[3])) ? "yes" : "no" }'
 }
 med() { vals "$1" "$2" "$3" "${4:-4}" | p50; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
@@ -360,15 +511,31 @@ report() {
 	echo
 	echo "A = nothing attached (ksmbd's flat path: per-CPU ksmbd-io workqueue)."
 	echo "B = reference classifier attached; (a), (b): one client per host (::/0 -> 0 per-peer);" \
-		"dispatch budget $( ((B_INFLIGHT)) && echo "max_inflight=$B_INFLIGHT" || echo "kernel default (max_inflight=${default_mi:-4 x possible CPUs, min 8})")."
+		"dispatch budget $( ((B_INFLIGHT)) && echo "max_inflight=$B_INFLIGHT" || echo "kernel default (max_inflight=${default_mi:-?})")."
 	echo
-	echo "How the server is the bottleneck: everything (cifs clients, fio, ksmbd) runs in"
-	echo "one TCG guest on $(nproc) vCPUs over loopback to a tmpfs share, so ksmbd's work items"
-	echo "queue up behind CPU; the backlogged movers are fio 64 KiB randread at depth 16 per"
-	echo "connection (cifs cache=none, O_DIRECT, one TCP connection per mount via srcaddr +"
-	echo "nosharesock). In B, requests beyond the budget wait in the dispatcher, which serves"
-	echo "clients round-robin. Clients and server share the vCPUs: part of every number is"
-	echo "client CPU time."
+	if [[ $STORAGE == slowfs ]]; then
+		echo "How the server is the bottleneck: the share is the storage model slowfs"
+		echo "(selftests/vm/slowfs.c: $SLOWFS_OPTS; direct_io, so no page cache in front"
+		echo "of it): every READ waits for a storage slot in FIFO order and takes its service"
+		echo "time, so the order in which the server hands requests to the storage decides who"
+		echo "is served. Busy share of the storage's slots per part (service time / (slots x"
+		echo "wall time); 100% = saturated): $(storage_util)."
+		echo "Clients and server still share the guest's $(nproc) vCPUs (TCG, loopback; cifs"
+		echo "cache=none, O_DIRECT, one TCP connection per mount via srcaddr + nosharesock)."
+	else
+		echo "How the server is the bottleneck: everything (cifs clients, fio, ksmbd) runs in"
+		echo "one TCG guest on $(nproc) vCPUs over loopback to a tmpfs share, so ksmbd's work items"
+		echo "queue up behind CPU; the backlogged movers are fio 64 KiB randread at depth 16 per"
+		echo "connection (cifs cache=none, O_DIRECT, one TCP connection per mount via srcaddr +"
+		echo "nosharesock). In B, requests beyond the budget wait in the dispatcher, which serves"
+		echo "clients round-robin. Clients and server share the vCPUs: part of every number is"
+		echo "client CPU time."
+	fi
+	echo
+	echo "Host load: the host's 1-minute load average before and after every run is in"
+	echo "raw.tsv (last two columns); a cell marked * had a run with it above $QUIET_LOAD"
+	echo "(disturbed: another process took CPU from the guest). Host load over the whole"
+	echo "run: $(awk '{ print $(NF - 1), $NF }' "$RAW" | tr ' ' '\n' | grep -v -- - | stats | awk '{ print "median " $1 ", min " $2 ", max " $3 }')."
 	echo
 	echo "## (a) One interactive client against one host with K backlogged connections"
 	echo
@@ -384,8 +551,8 @@ report() {
 		echo "| $k | $(cell a A "$k") | $(cell a B "$k") | $(ratio "$(med a A "$k")" "$(med a A 0)") | $(ratio "$(med a B "$k")" "$(med a B 0)") | $(ratio "$(med a B "$k")" "$(med a A 0)") |"
 	done
 	echo
-	echo "Target: B's p50 at K=$MAXK within 1.3x of the floor while A grows with K:" \
-		"$(awk -v b="$(ratio "$(med a B "$MAXK")" "$(med a B 0)")" 'BEGIN { if (b == "-") print "-"; else print (b <= 1.3 ? "met" : "missed") " (" b "x)" }')."
+	echo "Target (issue 8, point 2): B's p50 at K=$MAXK within 1.3x of stock ksmbd's floor (A alone)" \
+		"while A grows with K: $(awk -v b="$(ratio "$(med a B "$MAXK")" "$(med a A 0)")" 'BEGIN { if (b == "-") print "-"; else print (b <= 1.3 ? "met" : "missed") " (" b "x)" }')."
 	echo
 	echo "## (b) N interactive clients (127.0.0.11..) against K=16 backlogged connections"
 	echo
@@ -444,12 +611,61 @@ report() {
 	done
 	echo
 	echo "Target: B >= 0.99x A."
+	if [[ -n $(awk '$1 == "m"' "$RAW") ]]; then
+		echo
+		echo "## (m) Mixed sizes: 1 MiB QD4 (127.0.0.40, class 1) vs 4 KiB QD32 (127.0.0.41, class 2)"
+		echo
+		echo "One mount each, fio randread, O_DIRECT, ${MIX_T} s runs after 1 s ramp, $MIX_RUNS runs. Bytes"
+		echo "share = the small reader's share of the bytes, while the big reader is backlogged,"
+		echo "over the small reader's run: sent by the server (tcp_info bytes_sent per peer) and"
+		echo "dispatched (/proc/net/ksmbd_sched class bytes, B only). Small IOPS: fio's, alone"
+		echo "and beside the big reader; kept = beside / alone (medians)."
+		echo
+		echo "| map | small alone IOPS | big alone KiB/s | small beside big IOPS | kept | small bytes share sent % | small bytes share dispatched % | expected | target |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		local map e t d
+		for map in $MIX_MAPS; do
+			case $map in
+			A) e="-"; t="-" ;;
+			B) e="50"; t="50+-3: $(within "$(shares_med m B mixed 7 6)" 50 3)" ;;
+			B3) e="75"; t="75+-3: $(within "$(shares_med m B3 mixed 7 6)" 75 3)" ;;
+			esac
+			d="-"
+			[[ $map == A ]] || d=$(share m "$map" mixed 9 8)
+			echo "| $map | $(cell ma "$map" small) | $(cell mb "$map" big 1 5) | $(cell m "$map" mixed) | $(ratio "$(med m "$map" mixed)" "$(med ma "$map" small)") | $(share m "$map" mixed 7 6) | $d | $e | $t |"
+		done
+		echo
+		echo "Maps: A nothing attached; B 127.0.0.40/32 -> 1, 127.0.0.41/32 -> 2; B3 the same"
+		echo "with class 2 weight 3. Issue 8 point 1: the small reader attached is never worse"
+		echo "off than with nothing attached, in this run: small beside big, B $(med m B mixed) vs A $(med m A mixed) IOPS" \
+			"($(ratio "$(med m B mixed)" "$(med m A mixed)")x); kept B $(ratio "$(med m B mixed)" "$(med ma B small)") vs A $(ratio "$(med m A mixed)" "$(med ma A small)")."
+	fi
+	if [[ -n $(awk '$1 == "l"' "$RAW") ]]; then
+		echo
+		echo "## (l) A lone client (127.0.0.2), A and B alternating"
+		echo
+		echo "$LONE_RUNS runs per mode. Burst = bench/burst p50 of a run (32 x 4 KiB, ms);"
+		echo "4 KiB QD32 = fio IOPS; 1 MiB QD4 = fio KiB/s (${LONE_T} s after 1 s ramp)."
+		echo "Equal = B's median within A's min-max or A's within B's (issue 8 point 3)."
+		echo
+		echo "| measure | A | B | B/A | equal within the spread |"
+		echo "|---|---|---|---|---|"
+		for k in burst iops4k bw1m; do
+			echo "| $k | $(cell l A "$k") | $(cell l B "$k") | $(ratio "$(med l B "$k")" "$(med l A "$k")") | $(spread_ok l "$k") |"
+		done
+	fi
 	if [[ -n $(awk '$1 == "q"' "$RAW") ]]; then
 		echo
 		echo "Requests waiting in B's dispatcher in (a) when the movers stopped (K: queued):" \
 			"$(awk '$1 == "q" { printf "%s%s: %s", s, $3, $4; s = ", " }' "$RAW")."
 	fi
 	} >"$MD"
+}
+
+# storage_util: the storage's busy share per part, from the "u" marks.
+storage_util() {
+	awk '$1 == "u" { if (p != "") printf "%s%s %.0f%%", s, p, 100 * ($3 - sv) / (par * ($4 - w) * 1000); s = ", ";
+		p = $2; sv = $3; w = $4; par = $5 }' "$RAW"
 }
 
 t0=$SECONDS
@@ -459,19 +675,33 @@ if [[ $WHAT == report ]]; then
 	cat "$MD"
 	exit 0
 fi
-head -c 32M /dev/urandom >"$SMB_SHARE_DIR/big.bin"
-head -c 8M /dev/urandom >"$SMB_SHARE_DIR/small.bin"
+DATA=$SMB_SHARE_DIR
+if [[ $STORAGE == slowfs ]]; then
+	# shellcheck disable=SC2086 # options
+	slowfs_share_start $SLOWFS_OPTS || exit 1
+	export SMB_SHARE=$SLOWFS_SHARE
+	DATA=$SLOWFS_BACKING
+	log "storage: slowfs $SLOWFS_OPTS"
+fi
+head -c 32M /dev/urandom >"$DATA/big.bin"
+head -c 8M /dev/urandom >"$DATA/small.bin"
+# part NAME: NAME is to run (WHAT is all, or a list such as "a m l").
+part() { [[ " $WHAT " == *" all "* || " $WHAT " == *" $1 "* ]]; }
 case $WHAT in
 cost)
 	bench_cost
 	awk '$1 == "d"' "$RAW"
 	exit 0 ;;
-all|a|c|d)
-	[[ $WHAT == all || $WHAT == a ]] && { bench_bursts; log "bursts done"; }
-	[[ $WHAT == all || $WHAT == c ]] && { bench_shares; log "shares done"; }
-	[[ $WHAT == all || $WHAT == d ]] && { bench_cost; log "cost done"; }
+*)
+	for w in $WHAT; do
+		[[ $w == @(all|a|c|d|m|l) ]] || { echo "usage: $0 [all|cost|report|PART...], PART a c d m l" >&2; exit 2; }
+	done
+	storage_mark start
+	part a && { bench_bursts; log "bursts done"; storage_mark a; }
+	part c && { bench_shares; log "shares done"; storage_mark c; }
+	part d && { bench_cost; log "cost done"; storage_mark d; }
+	part m && { bench_mixed; log "mixed done"; storage_mark m; }
+	part l && { bench_lone; log "lone done"; storage_mark l; }
 	report
 	cat "$MD" ;;
-*)
-	echo "usage: $0 [all|a|c|d|cost|report]" >&2; exit 2 ;;
 esac

@@ -32,25 +32,17 @@ cd "$top"
 timeout=${VM_TIMEOUT:-$( [[ ${BENCH_QUICK:-0} == 1 ]] && echo 600 || echo 1800 )}
 echo "bench: one VM boot, output in $OUT (timeout ${timeout} s)" >&2
 
-# The host's load, for the guest to record around every run: refreshed
-# every 2 s in the output share (the guest reads it over 9p, uncached).
-mkdir -p "$OUT/vm/results"
-cat /proc/loadavg >"$OUT/host-loadavg.start"
-( while :; do
-	cat /proc/loadavg >"$OUT/vm/results/.host-loadavg.tmp" &&
-		mv -f "$OUT/vm/results/.host-loadavg.tmp" "$OUT/vm/results/host-loadavg"
-	sleep 2
-done ) &
-sampler=$!
-trap 'kill "$sampler" 2>/dev/null || true' EXIT
+# The host's load, for the guest to record around every run.
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+bench_load_sampler_start "$OUT"
 
 rc=0
 VM_TIMEOUT=$timeout selftests/vm/run -t "$timeout" -o "$OUT/vm" \
 	env BENCH_QUICK="${BENCH_QUICK:-0}" BENCH_PARTS="${BENCH_PARTS:-read default write order}" \
 	BENCH_RUNS="${BENCH_RUNS:-3}" BENCH_QUIET_LOAD="${BENCH_QUIET_LOAD:-3}" \
 	selftests/bench/in-vm-splice.sh >"$OUT/stdout" || rc=$?
-kill "$sampler" 2>/dev/null || true
-cat /proc/loadavg >"$OUT/host-loadavg.end"
+bench_load_sampler_stop "$OUT"
 cp "$OUT/vm/results/"* "$OUT/" 2>/dev/null || true
 if [[ $rc != 0 || ! -s $OUT/bench-splice.md ]]; then
 	echo "bench: the VM run failed (status $rc); see $OUT/vm" >&2
