@@ -38,6 +38,7 @@ VM_TIMEOUT=$timeout selftests/vm/run -t "$timeout" -o "$OUT/vm" \
 	env BENCH_QUICK="${BENCH_QUICK:-0}" BENCH_QUIET_LOAD="${BENCH_QUIET_LOAD:-3}" \
 	${BENCH_CLIENTS:+BENCH_CLIENTS="$BENCH_CLIENTS"} \
 	${BENCH_COST_FUNCS:+BENCH_COST_FUNCS="$BENCH_COST_FUNCS"} \
+	${BENCH_COST_INFLIGHT:+BENCH_COST_INFLIGHT="$BENCH_COST_INFLIGHT"} \
 	selftests/bench/in-vm-cost.sh >"$OUT/stdout" || rc=$?
 bench_load_sampler_stop "$OUT"
 cp "$OUT/vm/results/"* "$OUT/" 2>/dev/null || true

@@ -6,7 +6,8 @@
  *   dispcost attach DIR FUNC...  attach an fentry/fexit pair to each FUNC
  *                                (at most 4; module functions too: libbpf
  *                                finds them in the module's BTF), pin the
- *                                links (DIR/SLOT-FUNC.fe, .fx) and the
+ *                                links (DIR/SLOT-FUNC-fe, -fx: bpffs
+ *                                allows no '.' in names) and the
  *                                statistics map (DIR/stats) in DIR, a
  *                                directory in bpffs, and exit; a FUNC that
  *                                cannot be attached is reported and skipped
@@ -103,21 +104,24 @@ static int do_attach(const char *dir, int n, char **funcs)
 			continue;
 		}
 		/* the pins' names carry the slot and the function */
-		snprintf(name, sizeof(name), "%d-%.200s.fe", i, funcs[i]);
-		if (path(p, sizeof(p), dir, name) || bpf_link__pin(le, p))
+		snprintf(name, sizeof(name), "%d-%.200s-fe", i, funcs[i]);
+		err = path(p, sizeof(p), dir, name) ?: bpf_link__pin(le, p);
+		if (err)
 			goto pin_err;
-		snprintf(name, sizeof(name), "%d-%.200s.fx", i, funcs[i]);
-		if (path(p, sizeof(p), dir, name) || bpf_link__pin(lx, p))
+		snprintf(name, sizeof(name), "%d-%.200s-fx", i, funcs[i]);
+		err = path(p, sizeof(p), dir, name) ?: bpf_link__pin(lx, p);
+		if (err)
 			goto pin_err;
 		attached++;
 	}
-	if (path(p, sizeof(p), dir, STATS_PIN) || bpf_map__pin(skel->maps.dc_stats, p))
+	err = path(p, sizeof(p), dir, STATS_PIN) ?: bpf_map__pin(skel->maps.dc_stats, p);
+	if (err)
 		goto pin_err;
 	printf("attached %d of %d\n", attached, n);
 	err = attached ? 0 : 1;
 	goto out;
 pin_err:
-	fprintf(stderr, "dispcost: pin in %s: %s\n", dir, strerror(errno));
+	fprintf(stderr, "dispcost: pin %s: %s\n", p, strerror(err < 0 ? -err : EINVAL));
 	err = 1;
 out:
 	disp_cost_bpf__destroy(skel);
@@ -186,12 +190,20 @@ static int do_read_reset(const char *dir, bool reset)
 			}
 		return 0;
 	}
-	/* the attached functions: DIR/SLOT-FUNC.fe */
+	/* the attached functions: DIR/SLOT-FUNC-fe */
 	d = opendir(dir);
-	while (d && (de = readdir(d)))
-		if (sscanf(de->d_name, "%d-%255[^.].fe", &slot, fn) == 2 &&
-		    slot >= 0 && slot < DC_SLOTS)
+	while (d && (de = readdir(d))) {
+		size_t len;
+
+		if (sscanf(de->d_name, "%d-%255s", &slot, fn) != 2 ||
+		    slot < 0 || slot >= DC_SLOTS)
+			continue;
+		len = strlen(fn);
+		if (len > 3 && !strcmp(fn + len - 3, "-fe")) {
+			fn[len - 3] = '\0';
 			snprintf(names[slot], sizeof(names[slot]), "%s", fn);
+		}
+	}
 	if (d)
 		closedir(d);
 	printf("{");
