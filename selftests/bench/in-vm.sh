@@ -70,14 +70,17 @@ if (( QUICK )); then
 	RUNS=1 R=4 KS="16" NS="4" SHARE_T=3
 	MOVERS="16 17 18 19 20 21" MCONNS=1 CUSTS="32 33"
 	COST_RUNS=1 COST_T=3 COST_CFGS="4x16" BUDGETS="0 64"
-	MIX_RUNS=1 MIX_T=4 LONE_RUNS=1 LONE_T=3 MIX_MAPS="A B B3"
+	MIX_RUNS=1 MIX_T=4 LONE_RUNS=1 LONE_T=3 MIX_MAPS="A B B3 Bs B3s"
 else
 	RUNS=3 R=5 KS="4 8 16 32" NS="1 2 4 8" SHARE_T=4
 	MOVERS="16 17 18 19 20 21" MCONNS=2 CUSTS="32 33 34 35"
 	COST_RUNS=3 COST_T=4 COST_CFGS="1x32 4x16" BUDGETS="0 16 64 256"
-	MIX_RUNS=3 MIX_T=8 LONE_RUNS=3 LONE_T=5 MIX_MAPS="A B B3"
+	MIX_RUNS=3 MIX_T=8 LONE_RUNS=3 LONE_T=5 MIX_MAPS="A B B3 Bs B3s"
 fi
 CUST_QD=${BENCH_CUST_QD:-128}
+# (m)'s small budget: the storage's parallelism (2 on tmpfs)
+MIX_INFLIGHT=$(sed -n 's/.*--parallel[ =]\([0-9][0-9]*\).*/\1/p' <<<"$SLOWFS_OPTS")
+MIX_INFLIGHT=${MIX_INFLIGHT:-2}
 NMOVERS=$(wc -w <<<"$MOVERS")
 NCUSTS=$(wc -w <<<"$CUSTS")
 MAXK=32
@@ -365,7 +368,11 @@ bench_cost() {
 # 4; the small reader: one mount from 127.0.0.41, 4 KiB at depth 32.
 # Maps: A nothing attached; B 127.0.0.40/32 -> 1, 127.0.0.41/32 -> 2
 # (equal weights: 50% of the bytes each); B3 the same with class 2
-# weight 3 (75% of the bytes for the small reader).  Per run: the small
+# weight 3 (75% of the bytes for the small reader); Bs and B3s the same
+# with the budget set to the storage's parallelism (MIX_INFLIGHT, from
+# --parallel): with the default budget (32) the 36 requests of the two
+# readers are nearly all admitted, and their order is decided below the
+# dispatcher (the CPUs' run queues, the storage's FIFO).  Per run: the small
 # reader alone (IOPS), the big reader alone (MiB/s), then the big one
 # backlogged in the background and the small one beside it, the bytes the
 # server sent to each (tcp_info bytes_sent, A and B) and dispatched per
@@ -389,6 +396,8 @@ bench_mixed() {
 		A) mode A ;;
 		B) mode B "127.0.0.40/32 1" "127.0.0.41/32 2" ;;
 		B3) mode B "127.0.0.40/32 1" "127.0.0.41/32 2 weight 3" ;;
+		Bs) B_INFLIGHT=$MIX_INFLIGHT mode B "127.0.0.40/32 1" "127.0.0.41/32 2" ;;
+		B3s) B_INFLIGHT=$MIX_INFLIGHT mode B "127.0.0.40/32 1" "127.0.0.41/32 2 weight 3" ;;
 		esac
 		mnt 127.0.0.40 big
 		mnt 127.0.0.41 small
@@ -535,7 +544,7 @@ report() {
 	echo "Host load: the host's 1-minute load average before and after every run is in"
 	echo "raw.tsv (last two columns); a cell marked * had a run with it above $QUIET_LOAD"
 	echo "(disturbed: another process took CPU from the guest). Host load over the whole"
-	echo "run: $(awk '{ print $(NF - 1), $NF }' "$RAW" | tr ' ' '\n' | grep -v -- - | stats | awk '{ print "median " $1 ", min " $2 ", max " $3 }')."
+	echo "run: $(awk '$1 ~ /^(a|b|c|d|m|ma|mb|l)$/ { print $(NF - 1); print $NF }' "$RAW" | grep -v -- - | stats | awk '{ print "median " $1 ", min " $2 ", max " $3 }')."
 	echo
 	echo "## (a) One interactive client against one host with K backlogged connections"
 	echo
@@ -627,8 +636,8 @@ report() {
 		for map in $MIX_MAPS; do
 			case $map in
 			A) e="-"; t="-" ;;
-			B) e="50"; t="50+-3: $(within "$(shares_med m B mixed 7 6)" 50 3)" ;;
-			B3) e="75"; t="75+-3: $(within "$(shares_med m B3 mixed 7 6)" 75 3)" ;;
+			B|Bs) e="50"; t="50+-3: $(within "$(shares_med m "$map" mixed 7 6)" 50 3)" ;;
+			B3|B3s) e="75"; t="75+-3: $(within "$(shares_med m "$map" mixed 7 6)" 75 3)" ;;
 			esac
 			d="-"
 			[[ $map == A ]] || d=$(share m "$map" mixed 9 8)
@@ -636,9 +645,11 @@ report() {
 		done
 		echo
 		echo "Maps: A nothing attached; B 127.0.0.40/32 -> 1, 127.0.0.41/32 -> 2; B3 the same"
-		echo "with class 2 weight 3. Issue 8 point 1: the small reader attached is never worse"
+		echo "with class 2 weight 3; Bs, B3s: B, B3 with max_inflight $MIX_INFLIGHT (the storage's parallelism)."
+		echo "Issue 8 point 1: the small reader attached is never worse"
 		echo "off than with nothing attached, in this run: small beside big, B $(med m B mixed) vs A $(med m A mixed) IOPS" \
-			"($(ratio "$(med m B mixed)" "$(med m A mixed)")x); kept B $(ratio "$(med m B mixed)" "$(med ma B small)") vs A $(ratio "$(med m A mixed)" "$(med ma A small)")."
+			"($(ratio "$(med m B mixed)" "$(med m A mixed)")x), Bs $(med m Bs mixed) ($(ratio "$(med m Bs mixed)" "$(med m A mixed)")x);" \
+			"kept B $(ratio "$(med m B mixed)" "$(med ma B small)"), Bs $(ratio "$(med m Bs mixed)" "$(med ma Bs small)") vs A $(ratio "$(med m A mixed)" "$(med ma A small)")."
 	fi
 	if [[ -n $(awk '$1 == "l"' "$RAW") ]]; then
 		echo
@@ -664,8 +675,8 @@ report() {
 
 # storage_util: the storage's busy share per part, from the "u" marks.
 storage_util() {
-	awk '$1 == "u" { if (p != "") printf "%s%s %.0f%%", s, p, 100 * ($3 - sv) / (par * ($4 - w) * 1000); s = ", ";
-		p = $2; sv = $3; w = $4; par = $5 }' "$RAW"
+	awk '$1 == "u" { if (w != "") { printf "%s(%s) %.0f%%", s, $2, 100 * ($3 - sv) / (par * ($4 - w) * 1000); s = ", " }
+		sv = $3; w = $4; par = $5 }' "$RAW"
 }
 
 t0=$SECONDS
@@ -685,8 +696,6 @@ if [[ $STORAGE == slowfs ]]; then
 fi
 head -c 32M /dev/urandom >"$DATA/big.bin"
 head -c 8M /dev/urandom >"$DATA/small.bin"
-# part NAME: NAME is to run (WHAT is all, or a list such as "a m l").
-part() { [[ " $WHAT " == *" all "* || " $WHAT " == *" $1 "* ]]; }
 case $WHAT in
 cost)
 	bench_cost
@@ -697,11 +706,19 @@ cost)
 		[[ $w == @(all|a|c|d|m|l) ]] || { echo "usage: $0 [all|cost|report|PART...], PART a c d m l" >&2; exit 2; }
 	done
 	storage_mark start
-	part a && { bench_bursts; log "bursts done"; storage_mark a; }
-	part c && { bench_shares; log "shares done"; storage_mark c; }
-	part d && { bench_cost; log "cost done"; storage_mark d; }
-	part m && { bench_mixed; log "mixed done"; storage_mark m; }
-	part l && { bench_lone; log "lone done"; storage_mark l; }
+	# in the order given ("m l a" runs the mixed sizes first)
+	[[ " $WHAT " == *" all "* ]] && WHAT="a c d m l"
+	for w in $WHAT; do
+		case $w in
+		a) bench_bursts ;;
+		c) bench_shares ;;
+		d) bench_cost ;;
+		m) bench_mixed ;;
+		l) bench_lone ;;
+		esac
+		log "part $w done"
+		storage_mark "$w"
+	done
 	report
 	cat "$MD" ;;
 esac
