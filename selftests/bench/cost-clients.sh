@@ -39,6 +39,7 @@ VM_TIMEOUT=$timeout selftests/vm/run -t "$timeout" -o "$OUT/vm" \
 	${BENCH_CLIENTS:+BENCH_CLIENTS="$BENCH_CLIENTS"} \
 	${BENCH_COST_FUNCS:+BENCH_COST_FUNCS="$BENCH_COST_FUNCS"} \
 	${BENCH_COST_INFLIGHT:+BENCH_COST_INFLIGHT="$BENCH_COST_INFLIGHT"} \
+	${BENCH_COST_DEPTH:+BENCH_COST_DEPTH="$BENCH_COST_DEPTH"} \
 	selftests/bench/in-vm-cost.sh >"$OUT/stdout" || rc=$?
 bench_load_sampler_stop "$OUT"
 cp "$OUT/vm/results/"* "$OUT/" 2>/dev/null || true

@@ -22,6 +22,8 @@
 # every second).  Raw rows in $SMB_RESULTS/cost-raw.tsv:
 #   k N RUN FUNC CALLS MEAN_NS P50_NS P99_NS ACTIVE DISPATCH_PER_S HOST_LOAD_BEFORE HOST_LOAD_AFTER
 #   kn N CONNECTED SETUP_S MEMAVAIL_KB_BEFORE MEMAVAIL_KB_AFTER CLIENTS_KNOWN
+# (SETUP_S: from starting the clients until every one was answered;
+# MEMAVAIL after: with the N clients connected, after the windows)
 # the table in $SMB_RESULTS/bench-cost.md.  ksmbd's "max connections" is
 # raised to 65536 for the run (ksmbd-tools' default is 128).
 
@@ -43,6 +45,7 @@ DISPCOST=$VM_CHECKOUT/selftests/vm/dispcost
 LOAD=$VM_CHECKOUT/selftests/bench/smb2load.py
 QUIET_LOAD=${BENCH_QUIET_LOAD:-3}
 INFLIGHT=${BENCH_COST_INFLIGHT:-2}
+DEPTH=${BENCH_COST_DEPTH:-1}
 # The entry points of dispatch: ksmbd_sched.c's hooks behind the static key
 # (receive, completion) and ksmbd_sched_disp.c's queue and completion.
 # Functions that do not exist (another version of the dispatcher) are
@@ -101,11 +104,11 @@ window() {
 
 # one_n N: the load of N clients, RUNS windows, the load stopped.
 one_n() {
-	local n=$1 r m0 ts ready known res
+	local n=$1 r m0 ts setup ready known res
 	m0=$(memavail)
 	rm -f "$sched_tmp/ready"
 	ts=$SECONDS
-	python3 "$LOAD" --clients "$n" --prefix "$PREFIX" --ready-file "$sched_tmp/ready" \
+	python3 "$LOAD" --clients "$n" --prefix "$PREFIX" --depth "$DEPTH" --ready-file "$sched_tmp/ready" \
 		>"$sched_tmp/load.json" 2>"$sched_tmp/load.err" &
 	LOADPID=$!
 	if ! vm_poll 1200 test -e "$sched_tmp/ready"; then
@@ -113,13 +116,14 @@ one_n() {
 		kill -TERM "$LOADPID"; wait "$LOADPID"; LOADPID=
 		return 1
 	fi
+	setup=$((SECONDS - ts))
 	read -r ready <"$sched_tmp/ready"
 	known=$(sched_proc clients_known)
-	log "N=$n: $ready clients answered after $((SECONDS - ts)) s, $known dispatcher clients"
+	log "N=$n: $ready clients answered after $setup s, $known dispatcher clients"
 	for (( r = 1; r <= RUNS; r++ )); do
 		window "$n" "$r"
 	done
-	printf 'kn %s %s %s %s %s %s\n' "$n" "$ready" "$((SECONDS - ts))" "$m0" "$(memavail)" "$known" >>"$RAW"
+	printf 'kn %s %s %s %s %s %s\n' "$n" "$ready" "$setup" "$m0" "$(memavail)" "$known" >>"$RAW"
 	kill -TERM "$LOADPID"
 	wait "$LOADPID"
 	LOADPID=

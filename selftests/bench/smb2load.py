@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""smb2load: N raw SMB2 clients, each keeping one data request in flight.
+"""smb2load: N raw SMB2 clients, each keeping --depth data requests in flight.
 
 For the per-dispatch cost bench (cost-clients.sh).  Client i binds
 PREFIX + 0x1000 + i (IPV6_FREEBIND; the bench routes the /64 to lo as
 local), connects to the server's port 445, sends one SMB2 NEGOTIATE
-(MS-SMB2 2.2.3) and then, for as long as the run lasts, one SMB2 READ
-(2.2.19, Length --length, SessionId 0) at a time: the next as soon as the
-reply of the last is in.  Without a session ksmbd answers each READ with
+(MS-SMB2 2.2.3) and then, for as long as the run lasts, --depth (1) SMB2
+READs (2.2.19, Length --length, SessionId 0) at a time: the next as soon
+as a reply is in.  Without a session ksmbd answers each READ with
 STATUS_USER_SESSION_DELETED from its worker, but only after the request
 went through the whole dispatch path (classified as data, queued by
 class and peer, dispatched in deficit round robin order, completed), and
@@ -84,6 +84,8 @@ def main():
     ap.add_argument("--prefix", default="fd00:5c::")
     ap.add_argument("--server", default="::1")
     ap.add_argument("--length", type=int, default=4096)
+    ap.add_argument("--depth", type=int, default=1,
+                    help="READs each client keeps in flight")
     ap.add_argument("--connect-parallel", type=int, default=16)
     ap.add_argument("--ready-file")
     ap.add_argument("--seconds", type=float, default=3600)
@@ -211,6 +213,10 @@ def main():
                     c.state = "flowing"
                     connecting -= 1
                     connected += 1
+                    # the first depth - 1 READs; the reply below sends one more
+                    for _ in range(args.depth - 1):
+                        c.mid += 1
+                        send(c, read_frame(c.mid, args.length))
                 elif cmd == CMD_READ:
                     status["0x%08x" % st] += 1
                     replies += 1
