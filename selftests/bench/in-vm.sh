@@ -33,6 +33,8 @@
 # instead of the kernel's default.
 
 set -uo pipefail
+# report on the host: no SMB user there
+[[ ${1:-} == report ]] && : "${SMB_USER:=-}" "${SMB_PASS:=-}"
 # shellcheck source=../vm/lib.sh
 source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 # shellcheck source=../vm/testlib-sched.sh
@@ -43,7 +45,10 @@ source "$VM_DIR/testlib-fair.sh"
 source "$VM_DIR/testlib-slowfs.sh"
 # shellcheck source=lib.sh
 source "$VM_CHECKOUT/selftests/bench/lib.sh"
-trap 'fair_cleanup; slowfs_share_stop' EXIT
+# "report" only reads raw.tsv (it also runs on the host, with the BENCH_*
+# of the run: VM_DIR=$PWD/selftests/vm VM_CHECKOUT=$PWD SMB_RESULTS=DIR
+# selftests/bench/in-vm.sh report): nothing to clean up then.
+[[ ${1:-} == report ]] || trap 'fair_cleanup; slowfs_share_stop' EXIT
 
 WHAT=${1:-all}
 QUICK=${BENCH_QUICK:-0}
@@ -78,6 +83,8 @@ else
 	MIX_RUNS=3 MIX_T=8 LONE_RUNS=3 LONE_T=5 MIX_MAPS="A B B3 Bs B3s"
 fi
 CUST_QD=${BENCH_CUST_QD:-128}
+# BENCH_KS, BENCH_NS: other K (movers) and N (burst clients) lists for (a), (b)
+KS=${BENCH_KS:-$KS} NS=${BENCH_NS:-$NS}
 # (m)'s small budget: the storage's parallelism (2 on tmpfs)
 MIX_INFLIGHT=$(sed -n 's/.*--parallel[ =]\([0-9][0-9]*\).*/\1/p' <<<"$SLOWFS_OPTS")
 MIX_INFLIGHT=${MIX_INFLIGHT:-2}
