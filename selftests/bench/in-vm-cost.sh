@@ -31,6 +31,7 @@
 # raised to 65536 for the run (ksmbd-tools' default is 128).
 
 set -uo pipefail
+[[ ${1:-} == report ]] && : "${SMB_USER:=-}" "${SMB_PASS:=-}"
 # shellcheck source=../vm/lib.sh
 source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 # shellcheck source=../vm/testlib-sched.sh
@@ -70,7 +71,9 @@ cleanup() {
 	ip -6 route del local "$PREFIX/64" dev lo 2>/dev/null
 	return 0
 }
-trap cleanup EXIT
+# "report" only reads cost-raw.tsv (it also runs on the host: VM_DIR=...
+# VM_CHECKOUT=... SMB_RESULTS=DIR BENCH_CLIENTS=... in-vm-cost.sh report)
+[[ ${1:-} == report ]] || trap cleanup EXIT
 
 memavail() { awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo; }
 conns_445() { ss -Htn state established '( sport = :445 )' | wc -l; }
