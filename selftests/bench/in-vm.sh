@@ -23,7 +23,8 @@
 # Storage (BENCH_STORAGE): slowfs (the default: the FUSE storage model of
 # selftests/vm/slowfs.c as the share, options BENCH_SLOWFS, so that the
 # storage's service time and parallelism, not the clients' share of the
-# vCPUs, make the server the bottleneck) or tmpfs (the old bench).
+# vCPUs, make the server the bottleneck) or tmpfs (the old bench).  On
+# slowfs B runs without SPLICE verdicts unless BENCH_SPLICE=on (see mode()).
 # Every raw row ends with the host's 1-minute load before and after its
 # run (lib.sh); a cell with a run above BENCH_QUIET_LOAD is marked "*".
 # Every fio run is one fio process with one job per mount (starting fio
