@@ -10,7 +10,7 @@
 # every window; disturbed windows are marked.
 #
 # Environment: OUT (default $CACHE_DIR/bench/cost-DATE), BENCH_QUICK=1
-# (N = 10, 100, 1000, one window each: about 10 minutes), BENCH_CLIENTS
+# (N = 10, 100, 1000, one window each: 7 minutes on a host loaded 14), BENCH_CLIENTS
 # (the list of N), BENCH_COST_FUNCS (the functions timed, at most 4),
 # BENCH_QUIET_LOAD (3), VM_MEM, VM_KERNEL, KERNEL, CACHE_DIR, VM_TIMEOUT,
 # VM_ICOUNT as for selftests/vm/run.
