@@ -42,11 +42,27 @@ static __always_inline __u32 dc_bucket(__u64 v)
 
 	if (v < 8)
 		return v;
-	if (x >> 32) { x >>= 32; m += 32; }
-	if (x >> 16) { x >>= 16; m += 16; }
-	if (x >> 8) { x >>= 8; m += 8; }
-	if (x >> 4) { x >>= 4; m += 4; }
-	if (x >> 2) { x >>= 2; m += 2; }
+	/* m = floor(log2(v)), by halving the range */
+	if (x >> 32) {
+		x >>= 32;
+		m += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		m += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		m += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		m += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		m += 2;
+	}
 	if (x >> 1)
 		m += 1;
 	idx = 8 + (m - 3) * 8 + ((v >> (m - 3)) & 7);
