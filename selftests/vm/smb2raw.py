@@ -35,7 +35,7 @@ import sys
 import time
 
 try:
-    from impacket import smb3, crypto
+    from impacket import smb3, crypto, nmb
     from impacket.smb3structs import (SMB2_DIALECT_30, SMB2_DIALECT_311,
                                       SMB2_SESSION_FLAG_ENCRYPT_DATA)
     from Cryptodome.Cipher import AES
@@ -102,7 +102,7 @@ class Client:
     """One TCP connection, one session, one tree connect to the share."""
 
     def __init__(self, host, user, password, share="share", mode="plain",
-                 dialect="3.0", timeout=120):
+                 dialect="3.0", timeout=120, rcvbuf=0):
         if mode not in ("plain", "signed", "sealed"):
             raise ValueError(mode)
         self.mode = mode
@@ -113,6 +113,10 @@ class Client:
 
         class _S(smb3.SMB3):
             def negotiateSession(s, preferredDialect=None, negSessionResponse=None):
+                # a socket of our own (rcvbuf): impacket counts an SMB1
+                # negotiate that never happened; start at MessageId 0
+                if negSessionResponse is None and rcvbuf:
+                    s._Connection["SequenceWindow"] = 0
                 s.RequireMessageSigning = mode == "signed"
                 r = smb3.SMB3.negotiateSession(s, preferredDialect, negSessionResponse)
                 # derive encryption keys for a sealed session (3.1.1
@@ -122,7 +126,19 @@ class Client:
                     s._Connection["RequireSigning"] = True
                 return r
 
-        self.s = _S(host, host, preferredDialect=dia, timeout=timeout)
+        session = None
+        if rcvbuf:
+            # set before connect(): the window is small from the start
+            af, st, pr, _cn, sa = socket.getaddrinfo(host, 445, 0,
+                                                     socket.SOCK_STREAM)[0]
+            sk = socket.socket(af, st, pr)
+            sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            sk.settimeout(timeout)
+            sk.connect(sa)
+            session = nmb.NetBIOSTCPSession(host, host, host, nmb.TYPE_SERVER,
+                                            445, timeout, sock=sk)
+        self.s = _S(host, host, preferredDialect=dia, timeout=timeout,
+                    session=session)
         self.s.login(user, password)
         sess = self.s._Session
         if mode == "sealed":
@@ -1001,7 +1017,7 @@ def cmd_pipe(args):
     order (NAME must exist: it is opened, not created).  --depth N keeps N outstanding;
     --depth 0 as many as the credits granted allow (grown first to
     --credits), sent without reading a reply while credits last.
-    --progress gets the count of completed requests (every 16)."""
+    --progress gets the count of completed requests after each one."""
     share = os.environ["SMB_SHARE_DIR"]
     L = args.length
     c = env_client(args, host=args.host)
@@ -1072,8 +1088,7 @@ def cmd_pipe(args):
             if data != src[off:off + L] or wire != READ_RSP_HDR + dlen:
                 bad += 1
                 print(f"FAIL: pipe: READ at {off}: {dlen} bytes, frame {wire}")
-        if done % 16 == 0:
-            write_progress(args.progress, done)
+        write_progress(args.progress, done)
         if bad > 20:
             break
     write_progress(args.progress, done)
@@ -1088,11 +1103,11 @@ def cmd_slow_read(args):
     writes the bytes received so far to --progress.  Ends when the
     server closes the connection (exit 0, the bytes printed) or when the
     whole reply arrived (exit 1: the deadline did not cut it)."""
-    c = env_client(args, host=args.host)
+    c = Client(args.host, os.environ["SMB_USER"], os.environ["SMB_PASS"],
+               os.environ.get("SMB_SHARE", "share"), rcvbuf=args.rcvbuf)
     fid = c.open(args.name)
     c.grow_credits(fid, 64)
     sock = c.nb._sock
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
     want = 4 + READ_RSP_HDR + args.length
     mid = c.read_send(fid, 0, args.length)
     print(f"# slow: READ mid {mid} of {args.length} sent, rcvbuf "

@@ -8,7 +8,7 @@
 # locked.bin in the share (smb2raw.py inode-hold: a write(2) from a
 # userfaultfd page that is never filled faults inside
 # shmem_file_write_iter, which holds i_rwsem).  A dispatcher of budget 2;
-# a raw client A (127.0.0.2, class 1) pipelines 240 WRITEs of 4 KiB to
+# a raw client A (127.0.0.2, class 1) pipelines 200 WRITEs of 4 KiB to
 # locked.bin: every one blocks in vfs_write() on the lock, keeping its
 # slot.  Asserted:
 #   - stall guard: slots are admitted above the budget (stall_admits
@@ -40,7 +40,7 @@ release() { touch "$tmp/stop"; }
 trap 'release; fair_cleanup; read_cleanup' EXIT
 read_need_impacket
 
-WRITES=240
+WRITES=200
 LOGLINE='ksmbd: sched: a request waited'
 head -c 64K /dev/urandom >"$tmp/src.bin"
 truncate -s 64K "$SMB_SHARE_DIR/locked.bin"
