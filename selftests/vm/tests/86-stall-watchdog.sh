@@ -109,7 +109,7 @@ read_raw --host 127.0.0.3 pipe other.bin --length 65536 --depth 2 --count 20 \
 	>"$tmp/b2.out" 2>&1 || rc=$?
 sched_trace_sync
 vm_check "bypassed: B's 20 READs byte-exact (exit $rc)" test "$rc" = 0
-n=$(sched_count ksmbd_sched_dispatch '.class == 2 and .cmd == "READ" and (.waited == 0 or .waited == false)')
+n=$(sched_count ksmbd_sched_dispatch '.class == 2 and .cmd == "READ" and .bytes == 65536 and (.waited == 0 or .waited == false)')
 vm_check "bypassed: B's READs ran without a slot ($n of 20 waited=0)" test "$n" = 20
 
 # ---- release; no re-arm by itself; replace re-arms ------------------------
@@ -130,7 +130,7 @@ rc=0
 read_raw --host 127.0.0.3 pipe other.bin --length 65536 --depth 4 --count 20 \
 	>"$tmp/b3.out" 2>&1 || rc=$?
 sched_trace_sync
-n=$(sched_count ksmbd_sched_dispatch '.class == 2 and .cmd == "READ" and (.waited == 1 or .waited == true)')
+n=$(sched_count ksmbd_sched_dispatch '.class == 2 and .cmd == "READ" and .bytes == 65536 and (.waited == 1 or .waited == true)')
 vm_check "after replace: B's READs byte-exact (exit $rc) and take slots again ($n of 20)" \
 	test "$rc" = 0 -a "$n" = 20
 vm_check "still no second bypass" test "$(sched_count ksmbd_sched_bypass)" = 0
