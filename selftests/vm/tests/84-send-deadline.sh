@@ -31,7 +31,9 @@ source "$VM_DIR/testlib-sched.sh"
 source "$VM_DIR/testlib-fair.sh"
 # shellcheck source=../testlib-read.sh
 source "$VM_DIR/testlib-read.sh"
-trap 'fair_cleanup; read_cleanup' EXIT
+WMEM=/proc/sys/net/ipv4/tcp_wmem
+wmem0=$(cat "$WMEM")
+trap 'echo "$wmem0" >"$WMEM"; fair_cleanup; read_cleanup' EXIT
 read_need_impacket
 
 tmp=$sched_tmp
@@ -47,6 +49,12 @@ smb-classify prefix add 127.0.0.3/32 2 >/dev/null
 seq0=$("$VM_DIR/kmsg-since" -1 | sed -n 's/^seq //p')
 w0=$(sched_proc wait_releases)
 
+# On loopback a new connection's send buffer starts at about 2.6 MiB
+# (4 x 10 segments of the 64 KiB MSS), so a 1 MiB frame would be taken by
+# the socket whole and no worker would wait for the reader (right, but
+# not this test).  A send buffer of at most 64 KiB, as a real link's
+# would be for a bigger frame, makes the frame wait for the reader.
+echo "4096 16384 65536" >"$WMEM"
 read_raw --host 127.0.0.2 slow-read big.bin --length $((1 << 20)) \
 	--rcvbuf 4096 --chunk 1024 --interval 2 \
 	--progress "$tmp/a.progress" >"$tmp/a.out" 2>&1 &
@@ -80,6 +88,7 @@ vm_check "closed past the deadline: ${secs:-?} s after the READ (>= 55)" \
 n=$("$VM_DIR/kmsg-since" "$seq0" | grep -c "$LOGLINE" || true)
 vm_check "one kernel log line: '$LOGLINE' ($n)" test "$n" = 1
 vm_check "A's connection is gone at the server" vm_poll 30 read_no_conn 127.0.0.2
+echo "$wmem0" >"$WMEM"
 vm_check "back to 0: inflight, queued, clients, payloads" vm_poll 30 fair_idle
 
 rc=0
