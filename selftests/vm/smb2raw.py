@@ -1115,7 +1115,8 @@ def cmd_slow_read(args):
     buffer, then the reply read --chunk bytes every --interval seconds;
     writes the bytes received so far to --progress.  Ends when the
     server closes the connection (exit 0, the bytes printed) or when the
-    whole reply arrived (exit 1: the deadline did not cut it)."""
+    whole reply arrived (exit 1: the deadline did not cut it), or, with
+    --stop-file, once that file exists (exit 0)."""
     c = Client(args.host, os.environ["SMB_USER"], os.environ["SMB_PASS"],
                os.environ.get("SMB_SHARE", "share"), rcvbuf=args.rcvbuf)
     fid = c.open(args.name)
@@ -1130,6 +1131,10 @@ def cmd_slow_read(args):
     sock.settimeout(args.timeout)
     while got < want:
         time.sleep(args.interval)
+        if args.stop_file and os.path.exists(args.stop_file):
+            print(f"# slow: stopped after {time.monotonic() - t0:.1f} s, {got} of {want} bytes "
+                  f"of the reply received in {reads} reads", flush=True)
+            return 0
         try:
             b = sock.recv(args.chunk)
         except (ConnectionResetError, BrokenPipeError):
@@ -1315,6 +1320,7 @@ def main():
     p.add_argument("--interval", type=float, default=2)
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--progress")
+    p.add_argument("--stop-file")
     p.set_defaults(fn=cmd_slow_read)
     p = sub.add_parser("inode-hold")
     p.add_argument("path")
