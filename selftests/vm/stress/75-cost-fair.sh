@@ -17,7 +17,7 @@
 # (Round robin by request gave class 1 over 99% of the bytes.)  The
 # charged cost= of each request is its READ length (the 4 KiB floor
 # included) and every request's data is intact.
-# vm-timeout: 300
+# vm-timeout: 600
 
 set -euo pipefail
 # shellcheck source=../lib.sh
@@ -51,12 +51,12 @@ served_bytes() {
 # window_wait DESC: trace until BYTES contested bytes are in the buffer.
 # Formatting the trace buffer costs the guest seconds of CPU once it holds
 # many events (and starves the clients), so it is read only each time
-# another BYTES have been served (the class counters), at most 200 s.
+# another BYTES have been served (the class counters), at most 240 s.
 window_wait() {
 	local start target deadline c
 	start=$(served_bytes)
 	target=$((start + BYTES))
-	deadline=$(( ${EPOCHREALTIME/./} + 200 * 1000000 ))
+	deadline=$(( ${EPOCHREALTIME/./} + 240 * 1000000 ))
 	while (( ${EPOCHREALTIME/./} < deadline )); do
 		if (( $(served_bytes) >= target )); then
 			c=$(contested_bytes ' class=')
@@ -65,7 +65,7 @@ window_wait() {
 		fi
 		sleep 1
 	done
-	echo "$1: only $(contested_bytes ' class=') contested bytes in 200 s"
+	echo "$1: only $(contested_bytes ' class=') contested bytes in 240 s"
 }
 
 # pipe NAME SRC LENGTH DEPTH: a raw client from SRC keeping DEPTH READs
