@@ -91,7 +91,10 @@ for i in 1 2; do
 	bpids+=("$!")
 	READ_PIDS+=("$!")
 done
-vm_poll 60 test -s "$tmp/b2.progress" || vm_fail "B's READs never started: $(cat "$tmp"/b*.out)"
+# (a start gate, not a check of the feature: two Python clients log in
+# and read the file first, which took over 60 s on a host at load 12)
+vm_poll 180 eval 'test -s "$tmp/b1.progress" && test -s "$tmp/b2.progress"' ||
+	vm_fail "B's READs never started: $(cat "$tmp"/b*.out)"
 for i in $(seq "$WRITERS"); do
 	read_raw --host 127.0.0.2 pipe flood.bin --write --source "$tmp/src.bin" \
 		--size "$SIZE" --length "$MIB" --depth 0 --credits 8192 --count "$WRITES" \
@@ -160,8 +163,9 @@ echo "contested bytes: A $ab, B $bb; B: $bn READs dispatched, longest wait $((bw
 vm_check "contested dispatches seen (A $ab, B $bb bytes)" test "$ab" -gt 0 -a "$bb" -gt 0
 if (( ab + bb > 0 )); then
 	# Deficit round robin gives B 50% while both stay backlogged;
-	# measured 38.7-41.5% here (B's Python clients on the same 2 vCPUs
-	# as the flood, not always backlogged): asserted is that B is not
+	# measured 54.6% (38.7-41.5% before a client in debt stopped being
+	# sparse again; B's Python clients share the 2 vCPUs with the flood
+	# and are not always backlogged): asserted is that B is not
 	# starved, at least half its share.
 	bp=$(fair_permille "$bb" $((ab + bb)))
 	vm_check "B keeps at least half its share of the contested bytes: $(fair_pct "$bp")% (DRR: 50%)" \
