@@ -93,7 +93,8 @@ for i in 1 2; do
 done
 # (a start gate, not a check of the feature: two Python clients log in
 # and read the file first, which took over 60 s on a host at load 12)
-vm_poll 180 eval 'test -s "$tmp/b1.progress" && test -s "$tmp/b2.progress"' ||
+b_started() { test -s "$tmp/b1.progress" && test -s "$tmp/b2.progress"; }
+vm_poll 180 b_started ||
 	vm_fail "B's READs never started: $(cat "$tmp"/b*.out)"
 for i in $(seq "$WRITERS"); do
 	read_raw --host 127.0.0.2 pipe flood.bin --write --source "$tmp/src.bin" \
