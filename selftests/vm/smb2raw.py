@@ -35,7 +35,7 @@ import sys
 import time
 
 try:
-    from impacket import smb3, crypto
+    from impacket import smb3, crypto, nmb
     from impacket.smb3structs import (SMB2_DIALECT_30, SMB2_DIALECT_311,
                                       SMB2_SESSION_FLAG_ENCRYPT_DATA)
     from Cryptodome.Cipher import AES
@@ -102,7 +102,7 @@ class Client:
     """One TCP connection, one session, one tree connect to the share."""
 
     def __init__(self, host, user, password, share="share", mode="plain",
-                 dialect="3.0", timeout=120):
+                 dialect="3.0", timeout=120, rcvbuf=0):
         if mode not in ("plain", "signed", "sealed"):
             raise ValueError(mode)
         self.mode = mode
@@ -113,6 +113,10 @@ class Client:
 
         class _S(smb3.SMB3):
             def negotiateSession(s, preferredDialect=None, negSessionResponse=None):
+                # a socket of our own (rcvbuf): impacket counts an SMB1
+                # negotiate that never happened; start at MessageId 0
+                if negSessionResponse is None and rcvbuf:
+                    s._Connection["SequenceWindow"] = 0
                 s.RequireMessageSigning = mode == "signed"
                 r = smb3.SMB3.negotiateSession(s, preferredDialect, negSessionResponse)
                 # derive encryption keys for a sealed session (3.1.1
@@ -122,7 +126,19 @@ class Client:
                     s._Connection["RequireSigning"] = True
                 return r
 
-        self.s = _S(host, host, preferredDialect=dia, timeout=timeout)
+        session = None
+        if rcvbuf:
+            # set before connect(): the window is small from the start
+            af, st, pr, _cn, sa = socket.getaddrinfo(host, 445, 0,
+                                                     socket.SOCK_STREAM)[0]
+            sk = socket.socket(af, st, pr)
+            sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            sk.settimeout(timeout)
+            sk.connect(sa)
+            session = nmb.NetBIOSTCPSession(host, host, host, nmb.TYPE_SERVER,
+                                            445, timeout, sock=sk)
+        self.s = _S(host, host, preferredDialect=dia, timeout=timeout,
+                    session=session)
         self.s.login(user, password)
         sess = self.s._Session
         if mode == "sealed":
@@ -250,6 +266,13 @@ class Client:
         fname = name.replace("/", "\\").encode("utf-16le")
         return CREATE_REQ.pack(57, 0, oplock, 2, 0, 0, access, 0, 7, 1, 0x40,
                                120, len(fname), 0, 0) + (fname or b"\0")
+
+    def open_rw(self, name):
+        """An existing file, opened for reading and writing."""
+        r = self.call(CMD_CREATE, self.create_body(name, ACCESS_RW))
+        if r.status:
+            raise ProtocolError(f"CREATE {name}: {status_name(r.status)}")
+        return r.msg[64 + 64:64 + 80]
 
     def open(self, name):
         r = self.call(CMD_CREATE, self.create_body(name))
@@ -939,6 +962,256 @@ def cmd_sealed_ops(args):
     return 0 if ck.summary("sealed CREATE/READ/CLOSE") else 1
 
 
+# ---- pipelined clients (77, 79, 84, 86) -------------------------------------
+
+WRITE_REQ = struct.Struct("<HHIQ16sIIHHI")       # 48, data follows at 112
+CMD_WRITE = 9
+ACCESS_RW = 0x0012019F                           # read, write, attributes
+
+
+def recv_fast(c):
+    """One frame of a plain session straight off the socket (no impacket
+    copies: 1 MiB READ replies at depth): (Reply, wire length)."""
+    sock = c.nb._sock
+    sock.settimeout(c.timeout)
+
+    def exact(n):
+        buf = bytearray(n)
+        mv, got = memoryview(buf), 0
+        while got < n:
+            k = sock.recv_into(mv[got:], n - got)
+            if not k:
+                raise ProtocolError("connection closed by the server")
+            got += k
+        return buf
+
+    while True:
+        hdr = exact(4)
+        n = int.from_bytes(hdr[1:4], "big")
+        if hdr[0] != 0:
+            continue                    # NetBIOS keep-alive
+        raw = bytes(exact(n))
+        r = Reply(raw, n, False)
+        if r.next:
+            raise ProtocolError("compound reply in a pipelined session")
+        if r.status == STATUS_PENDING and r.flags & FLAG_ASYNC:
+            continue
+        c.credits += r.credits - (r.charge or 1)
+        return r, n
+
+
+def sendall_vec(sock, bufs):
+    """sendmsg() of @bufs until every byte is out."""
+    bufs = [memoryview(b) for b in bufs]
+    while bufs:
+        n = sock.sendmsg(bufs)
+        while bufs and n >= len(bufs[0]):
+            n -= len(bufs[0])
+            bufs.pop(0)
+        if bufs and n:
+            bufs[0] = bufs[0][n:]
+
+
+def write_progress(path, n):
+    if path:
+        with open(path + ".tmp", "w") as f:
+            f.write(f"{n}\n")
+        os.replace(path + ".tmp", path)
+
+
+def cmd_pipe(args):
+    """Keep requests outstanding on one plain session until --count are
+    done or --stop-file exists: READs of --length of NAME (each reply
+    compared with the file in SMB_SHARE_DIR), or WRITEs (--write) of
+    --length at offsets cycling over the first --size bytes, each block
+    the bytes of --source (a local file) at its offset, so the file's
+    final content is the first --size bytes of --source whatever the
+    order (NAME must exist: it is opened, not created).  --depth N keeps N outstanding;
+    --depth 0 as many as the credits granted allow (grown first to
+    --credits), sent without reading a reply while credits last.
+    --progress gets the count of completed requests after each one."""
+    share = os.environ["SMB_SHARE_DIR"]
+    L = args.length
+    c = env_client(args, host=args.host)
+    if args.write:
+        with open(args.source, "rb") as f:
+            src = f.read(args.size)
+        blocks = max(1, len(src) // L)
+        fid = c.open_rw(args.name)
+    else:
+        with open(os.path.join(share, args.name), "rb") as f:
+            src = f.read()
+        blocks = max(1, len(src) // L)
+        fid = c.open(args.name)
+    charge = c.charge(L)
+    c.grow_credits(fid, args.credits)
+    print(f"# pipe: {'WRITE' if args.write else 'READ'} {L} bytes, "
+          f"{c.credits} credits granted, depth {args.depth or 'all credits'}",
+          flush=True)
+    outstanding = {}        # mid -> offset
+    used = 0                # credits charged to outstanding requests
+    sent = done = bad = 0
+    maxout = 0
+    i = 0
+    srcv = memoryview(src)
+    stop = False
+    while True:
+        if not stop and (args.count and sent >= args.count or
+                         args.stop_file and os.path.exists(args.stop_file)):
+            stop = True
+        while not stop:
+            if args.depth and len(outstanding) >= args.depth:
+                break
+            if c.credits - used < charge:
+                break
+            if args.count and sent >= args.count:
+                break
+            off = (i % blocks) * L
+            i += 1
+            if args.write:
+                # header and body, then the data straight from the
+                # source buffer: no copy of 1 MiB in Python per WRITE
+                body = WRITE_REQ.pack(49, 112, L, off, fid, 0, 0, 0, 0, 0)
+                mid, head = c.build(CMD_WRITE, body, charge)
+                sendall_vec(c.nb._sock, [struct.pack(">I", len(head) + L) + head,
+                                         srcv[off:off + L]])
+            else:
+                mid, frame = c.build(CMD_READ, c.read_body(fid, off, L), charge)
+                c.nb._sock.sendall(struct.pack(">I", len(frame)) + frame)
+            outstanding[mid] = off
+            used += charge
+            sent += 1
+            maxout = max(maxout, len(outstanding))
+        if not outstanding:
+            break
+        r, wire = recv_fast(c)
+        off = outstanding.pop(r.mid, None)
+        used -= charge
+        done += 1
+        if off is None or r.status != STATUS_SUCCESS:
+            bad += 1
+            print(f"FAIL: pipe: reply mid {r.mid} cmd {r.command} status {status_name(r.status)}")
+        elif args.write:
+            cnt = struct.unpack_from("<I", r.msg, 64 + 4)[0]
+            if cnt != L:
+                bad += 1
+                print(f"FAIL: pipe: WRITE at {off}: Count {cnt}")
+        else:
+            _o, dlen, _rem, data = r.read_data()
+            if data != src[off:off + L] or wire != READ_RSP_HDR + dlen:
+                bad += 1
+                print(f"FAIL: pipe: READ at {off}: {dlen} bytes, frame {wire}")
+        write_progress(args.progress, done)
+        if bad > 20:
+            break
+    write_progress(args.progress, done)
+    c.close(fid)
+    print(f"# pipe: {done} of {sent} requests completed, {bad} bad, at most {maxout} outstanding")
+    return 1 if bad or done != sent else 0
+
+
+def cmd_slow_read(args):
+    """84: one READ of --length of NAME on a socket with a small receive
+    buffer, then the reply read --chunk bytes every --interval seconds;
+    writes the bytes received so far to --progress.  Ends when the
+    server closes the connection (exit 0, the bytes printed) or when the
+    whole reply arrived (exit 1: the deadline did not cut it), or, with
+    --stop-file, once that file exists (exit 0)."""
+    c = Client(args.host, os.environ["SMB_USER"], os.environ["SMB_PASS"],
+               os.environ.get("SMB_SHARE", "share"), rcvbuf=args.rcvbuf)
+    fid = c.open(args.name)
+    c.grow_credits(fid, 64)
+    sock = c.nb._sock
+    want = 4 + READ_RSP_HDR + args.length
+    mid = c.read_send(fid, 0, args.length)
+    print(f"# slow: READ mid {mid} of {args.length} sent, rcvbuf "
+          f"{sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}", flush=True)
+    got = reads = 0
+    t0 = time.monotonic()
+    sock.settimeout(args.timeout)
+    while got < want:
+        time.sleep(args.interval)
+        if args.stop_file and os.path.exists(args.stop_file):
+            print(f"# slow: stopped after {time.monotonic() - t0:.1f} s, {got} of {want} bytes "
+                  f"of the reply received in {reads} reads", flush=True)
+            return 0
+        try:
+            b = sock.recv(args.chunk)
+        except (ConnectionResetError, BrokenPipeError):
+            b = b""
+        reads += 1
+        if not b:
+            print(f"# slow: connection closed by the server after {time.monotonic() - t0:.1f} s, "
+                  f"{got} of {want} bytes of the reply received in {reads} reads", flush=True)
+            write_progress(args.progress, got)
+            return 0
+        got += len(b)
+        write_progress(args.progress, got)
+    print(f"FAIL: slow: the whole reply ({got} bytes) arrived in {time.monotonic() - t0:.1f} s")
+    return 1
+
+
+UFFD_API = 0xAA
+UFFDIO_API = 0xC018AA3F
+UFFDIO_REGISTER = 0xC020AA00
+UFFDIO_REGISTER_MODE_MISSING = 1
+NR_USERFAULTFD = 323                    # x86-64
+
+
+def cmd_inode_hold(args):
+    """86: hold PATH's inode lock (i_rwsem) without end: a write(2) to
+    PATH from a buffer registered with userfaultfd faults inside the
+    file system's write_iter (shmem_file_write_iter holds inode_lock
+    across generic_perform_write) and the fault is never resolved.  Any
+    server WRITE of the file then blocks in its worker, holding its
+    dispatcher slot, on something the dispatcher does not know.  Writes
+    --ready-file once the fault is reported (the lock is held), exits
+    (releasing it: the write fails with EFAULT) when --stop-file exists."""
+    import ctypes
+    import mmap
+    import select
+    import threading
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    uffd = libc.syscall(NR_USERFAULTFD, os.O_CLOEXEC | os.O_NONBLOCK)
+    if uffd < 0:
+        print(f"FAIL: userfaultfd: errno {ctypes.get_errno()}")
+        return 1
+    api = ctypes.create_string_buffer(struct.pack("<QQQ", UFFD_API, 0, 0), 24)
+    if libc.ioctl(uffd, ctypes.c_ulong(UFFDIO_API), api) < 0:
+        print(f"FAIL: UFFDIO_API: errno {ctypes.get_errno()}")
+        return 1
+    page = mmap.PAGESIZE
+    m = mmap.mmap(-1, page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    reg = ctypes.create_string_buffer(
+        struct.pack("<QQQQ", addr, page, UFFDIO_REGISTER_MODE_MISSING, 0), 32)
+    if libc.ioctl(uffd, ctypes.c_ulong(UFFDIO_REGISTER), reg) < 0:
+        print(f"FAIL: UFFDIO_REGISTER: errno {ctypes.get_errno()}")
+        return 1
+    fd = os.open(args.path, os.O_WRONLY)
+
+    def writer():
+        # pwrite from the registered page: faults with inode_lock held
+        libc.pwrite(fd, ctypes.c_void_p(addr), ctypes.c_size_t(page),
+                    ctypes.c_long(0))
+
+    threading.Thread(target=writer, daemon=True).start()
+    p = select.poll()
+    p.register(uffd, select.POLLIN)
+    if not p.poll(30000):
+        print("FAIL: inode-hold: no page fault reported in 30 s")
+        return 1
+    with open(args.ready_file + ".tmp", "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.replace(args.ready_file + ".tmp", args.ready_file)
+    print(f"# inode-hold: {args.path}: inode lock held (write faulting)", flush=True)
+    while not os.path.exists(args.stop_file):
+        time.sleep(0.1)
+    print("# inode-hold: released", flush=True)
+    os._exit(0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--host", default=os.environ.get("SMB_SERVER", "127.0.0.1"))
@@ -1027,6 +1300,33 @@ def main():
     p.add_argument("--count", type=int, default=50)
     p.add_argument("--progress", required=True)
     p.set_defaults(fn=cmd_small)
+    p = sub.add_parser("pipe")
+    p.add_argument("name")
+    p.add_argument("--write", action="store_true")
+    p.add_argument("--length", type=int, default=65536)
+    p.add_argument("--size", type=int, default=16 << 20)
+    p.add_argument("--source")
+    p.add_argument("--depth", type=int, default=8)
+    p.add_argument("--credits", type=int, default=1024)
+    p.add_argument("--count", type=int, default=0)
+    p.add_argument("--stop-file")
+    p.add_argument("--progress")
+    p.set_defaults(fn=cmd_pipe)
+    p = sub.add_parser("slow-read")
+    p.add_argument("name")
+    p.add_argument("--length", type=int, default=1 << 20)
+    p.add_argument("--rcvbuf", type=int, default=4096)
+    p.add_argument("--chunk", type=int, default=1024)
+    p.add_argument("--interval", type=float, default=2)
+    p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--progress")
+    p.add_argument("--stop-file")
+    p.set_defaults(fn=cmd_slow_read)
+    p = sub.add_parser("inode-hold")
+    p.add_argument("path")
+    p.add_argument("--ready-file", required=True)
+    p.add_argument("--stop-file", required=True)
+    p.set_defaults(fn=cmd_inode_hold)
     args = ap.parse_args()
     try:
         return args.fn(args)

@@ -50,6 +50,14 @@ sched_trace_start
 re0=$(sched_proc conns_reclassified)
 vm_check "mounted before load: read, sha256 equal" test "$(sched_sha "$tmp/d/data.bin")" = "$want"
 sched_expect_reqs "mounted before load, read after" ::ffff:127.0.0.5 0x00010005 READ
+# ... and every one of its READs was dispatched as the program's class 5
+# (one dispatch event per READ req event), without a new conn event.
+nreq=$(sched_count ksmbd_sched_req '.peer == "::ffff:127.0.0.5" and .cmd == "READ"')
+ndisp=$(sched_count ksmbd_sched_dispatch '.class == 5 and .cmd == "READ"')
+vm_check "mounted before load: its $nreq READs dispatched as class 5 ($ndisp dispatch events)" \
+	test "$ndisp" = "$nreq" -a "$nreq" -gt 0
+vm_check "mounted before load: no ksmbd_sched_conn event for it" \
+	test "$(sched_count ksmbd_sched_conn '.peer == "::ffff:127.0.0.5"')" = 0
 vm_check "mounted before load: reclassified once (conns_reclassified $re0 -> $(sched_proc conns_reclassified))" \
 	test "$(sched_proc conns_reclassified)" -ge $(( re0 + 1 ))
 umount "$tmp/d"

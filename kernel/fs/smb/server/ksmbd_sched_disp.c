@@ -330,9 +330,21 @@ static void ksmbd_disp_enqueue(struct ksmbd_sched_disp *d,
 	WRITE_ONCE(c->qbytes, c->qbytes + work->sched.mem);
 	d->queued++;
 	if (list_empty(&c->flow)) {
-		/* sparse: served first, with a full quantum (RFC 8290 4.2) */
-		list_add_tail(&c->flow, &d->new_flows);
-		c->deficit = c->quantum;
+		/*
+		 * Sparse: served first, with a full quantum (RFC 8290 4.2).
+		 * A client still in debt from a contested request that cost
+		 * more than its deficit is not sparse: it joins the end of the
+		 * round and pays the debt first.  Else a client that idles
+		 * between large requests (a 1 MiB reader whose own machine is
+		 * slow to send the next) would have each of them for the
+		 * price of one quantum.
+		 */
+		if (c->deficit < 0) {
+			list_add_tail(&c->flow, &d->old_flows);
+		} else {
+			list_add_tail(&c->flow, &d->new_flows);
+			c->deficit = c->quantum;
+		}
 		c->refs++;
 	}
 }
