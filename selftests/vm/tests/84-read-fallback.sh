@@ -27,19 +27,20 @@ set -euo pipefail
 source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 # shellcheck source=../testlib-sched.sh
 source "$VM_DIR/testlib-sched.sh"
+# shellcheck source=../testlib-read.sh
+source "$VM_DIR/testlib-read.sh"
 
 # shellcheck disable=SC2153 # VM_KERNEL is set by the harness
 [[ $VM_KERNEL == stock ]] ||
 	vm_skip_test "needs Debian's kernel (nd_pmem, ext4 DAX, cifs as modules); VM_KERNEL=$VM_KERNEL"
 
 DAX_DIR=/srv/dax
-conf_changed=
+# read_cleanup unmounts the cifs mount and gives ksmbd its own ksmbd.conf
+# back (READ_CONF_CHANGED); then the DAX filesystem is no share.
 cleanup() {
+	read_cleanup
 	sched_cleanup
 	umount "$DAX_DIR" 2>/dev/null || true
-	if [[ -n $conf_changed ]]; then
-		{ vm_ksmbd_stop && vm_ksmbd_write_conf && vm_ksmbd_start; } || true
-	fi
 }
 trap cleanup EXIT
 
@@ -68,7 +69,7 @@ chmod -R a+rwX "$DAX_DIR"
 # ---- the shares ----------------------------------------------------------------
 vm_ksmbd_stop
 vm_ksmbd_write_conf
-conf_changed=1
+READ_CONF_CHANGED=1
 sed -i "/^\[global\]/a\\	smb2 max read = 1M" "$KSMBD_CONF"
 # share NAME PATH: a read-only share.
 share() {
