@@ -323,7 +323,7 @@ static void test_help_version(void **state)
 	assert_non_null(strstr(r->out, "prefix add CIDR CLASS"));
 	assert_non_null(strstr(r->out, "policy set CLASS [splice-min N|off] [unbound-min N|off]"));
 	assert_non_null(strstr(r->out, "load [OBJ] [max-inflight N]"));
-	assert_non_null(strstr(r->out, "trace [-c COUNT]"));
+	assert_non_null(strstr(r->out, "trace [-c COUNT] [EVENT...]"));
 	assert_string_equal(r->err, "");
 	run(r, A("-V"));
 	assert_int_equal(r->status, 0);

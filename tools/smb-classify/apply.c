@@ -148,11 +148,8 @@ int do_apply(int argc, char **argv)
 	if (err)
 		return err;
 	f = fopen(file, "re");
-	if (!f) {
-		err = -errno;
-		p_err("cannot read %s: %s", file, strerror(errno));
-		return err;
-	}
+	if (!f)
+		return p_errno(-errno, "cannot read %s", file);
 	err = conf_parse(f, file, &new, msg, sizeof(msg));
 	fclose(f);
 	if (err) {

@@ -167,11 +167,9 @@ static int object_reuse_maps(struct ns_ctx *ns, struct bpf_object *obj,
 		if (map_fd[i] < 0)
 			continue;
 		err = bpf_map__reuse_fd(map, map_fd[i]);
-		if (err) {
-			p_err("cannot reuse the pinned %s map: %s", sm->name,
-			      strerror(-err));
-			return err;
-		}
+		if (err)
+			return p_errno(err, "cannot reuse the pinned %s map",
+				       sm->name);
 	}
 	return 0;
 }
@@ -198,11 +196,9 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 		ns_pin_path(ns, name, path);
 		unlink(path);	/* a _new pin of a killed apply */
 		err = bpf_obj_pin(bpf_map__fd(map), path);
-		if (err) {
-			p_err("cannot pin the %s map at %s: %s",
-			      shared_maps[i].name, path, strerror(-err));
-			return err;
-		}
+		if (err)
+			return p_errno(err, "cannot pin the %s map at %s",
+				       shared_maps[i].name, path);
 		pinned[i] = true;
 	}
 	return 0;
@@ -225,11 +221,9 @@ static int finish_pins(struct ns_ctx *ns, const char *suffix,
 		ns_pin_path(ns, shared_maps[i].name, to);
 		if (!keep)
 			unlink(from);
-		else if (*suffix && rename(from, to) && !err) {
-			err = -errno;
-			p_err("cannot rename %s to %s: %s", from, to,
-			      strerror(errno));
-		}
+		else if (*suffix && rename(from, to) && !err)
+			err = p_errno(-errno, "cannot rename %s to %s", from,
+				      to);
 	}
 	return err;
 }
@@ -307,14 +301,11 @@ int pins_recover(struct ns_ctx *ns)
 		len = sizeof(info);
 		if (link_fd >= 0 && !bpf_map_get_info_by_fd(fd, &info, &len) &&
 		    ops_use_map(link_fd, info.id)) {
-			if (rename(from, to)) {
-				err = -errno;
-				p_err("cannot rename %s to %s: %s", from, to,
-				      strerror(errno));
-			}
+			if (rename(from, to))
+				err = p_errno(-errno, "cannot rename %s to %s",
+					      from, to);
 		} else if (unlink(from)) {
-			err = -errno;
-			p_err("cannot remove %s: %s", from, strerror(errno));
+			err = p_errno(-errno, "cannot remove %s", from);
 		}
 		close(fd);
 	}
@@ -423,9 +414,7 @@ static int attach_or_update(struct ns_ctx *ns, struct bpf_map *ops,
 	 * attached: its link fd, the only reference, closes with it.
 	 */
 	err = bpf_link__pin(*link, pin);
-	if (err)
-		p_err("cannot pin the link at %s: %s", pin, strerror(-err));
-	return err;
+	return err ? p_errno(err, "cannot pin the link at %s", pin) : 0;
 }
 
 /**
@@ -600,11 +589,8 @@ static int load_cmd(int argc, char **argv, enum attach_mode mode)
 		}
 	}
 	req.label = path ? path : "(built-in)";
-	if (path && access(path, R_OK)) {
-		err = -errno;
-		p_err("cannot read %s: %s", path, strerror(errno));
-		return err;
-	}
+	if (path && access(path, R_OK))
+		return p_errno(-errno, "cannot read %s", path);
 	/* A bad object leaves nothing behind: opened before the netns. */
 	req.obj = object_open(path);
 	if (!req.obj)

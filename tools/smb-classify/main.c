@@ -77,6 +77,25 @@ void p_err(const char *fmt, ...)
 }
 
 /**
+ * p_errno() - report an error with its errno text: "FMT: strerror"
+ * @err: a negative errno.
+ * @fmt: as p_err().
+ *
+ * Return: @err, for "return p_errno(-errno, ...)".
+ */
+int p_errno(int err, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p_err("%s: %s", msg, strerror(-err));
+	return err;
+}
+
+/**
  * p_info() - a note for the user: stdout as text, nothing with -j
  * @fmt: printf format of one line, without newline.
  */
@@ -142,7 +161,7 @@ static const char *const grammar[] = {
 	"policy show",
 	"apply [FILE] [--dry-run]",
 	"dump",
-	"trace [-c COUNT]",
+	"trace [-c COUNT] [EVENT...]",
 	"help",
 };
 

@@ -33,15 +33,12 @@ int ksched_read(struct ksched_state *st)
 	memset(st, 0, sizeof(*st));
 	snprintf(st->name, sizeof(st->name), "-");
 	f = fopen(KSCHED_PROC, "re");
-	if (!f) {
-		err = -errno;
-		if (err == -ENOENT)
-			p_err("this kernel has no ksmbd BPF scheduling (no /proc/net/ksmbd_sched: ksmbd missing or built without it)");
-		else
-			p_err("cannot read %s: %s", KSCHED_PROC,
-			      strerror(errno));
-		return err;
+	if (!f && errno == ENOENT) {
+		p_err("this kernel has no ksmbd BPF scheduling (no /proc/net/ksmbd_sched: ksmbd missing or built without it)");
+		return -ENOENT;
 	}
+	if (!f)
+		return p_errno(-errno, "cannot read %s", KSCHED_PROC);
 	err = ksched_parse(f, st);
 	fclose(f);
 	if (err)
@@ -68,16 +65,14 @@ int link_open(struct ns_ctx *ns, struct bpf_link_info *info)
 	memset(info, 0, sizeof(*info));
 	ns_pin_path(ns, "link", path);
 	fd = bpf_obj_get(path);
-	if (fd < 0 && fd != -ENOENT)
-		p_err("cannot open pinned link %s: %s", path, strerror(-fd));
 	if (fd < 0)
-		return fd;
+		return fd == -ENOENT ? fd :
+		       p_errno(fd, "cannot open pinned link %s", path);
 	err = bpf_link_get_info_by_fd(fd, info, &len);
 	if (!err)
 		return fd;
-	p_err("cannot get info of pinned link %s: %s", path, strerror(-err));
 	close(fd);
-	return err;
+	return p_errno(err, "cannot get info of pinned link %s", path);
 }
 
 /**
@@ -140,41 +135,30 @@ static int pinned_map_open(struct ns_ctx *ns, const char *name,
 			return 0;
 		fd = bpf_map_create(type, name, key_size, value_size,
 				    max_entries, &opts);
-		if (fd < 0) {
-			p_err("cannot create the %s map: %s", name,
-			      strerror(-fd));
-			return fd;
-		}
+		if (fd < 0)
+			return p_errno(fd, "cannot create the %s map", name);
 		err = bpf_obj_pin(fd, path);
-		if (err) {
-			p_err("cannot pin the %s map at %s: %s", name, path,
-			      strerror(-err));
-			close(fd);
-			return err;
-		}
-		*map_fd = fd;
-		return 0;
+		if (err)
+			p_errno(err, "cannot pin the %s map at %s", name, path);
+		goto out;
 	}
-	if (fd < 0) {
-		p_err("cannot open pinned map %s: %s", path, strerror(-fd));
-		return fd;
-	}
+	if (fd < 0)
+		return p_errno(fd, "cannot open pinned map %s", path);
 	err = bpf_map_get_info_by_fd(fd, &info, &len);
 	if (err) {
-		p_err("cannot get info of pinned map %s: %s", path,
-		      strerror(-err));
-		close(fd);
-		return err;
-	}
-	if (info.type != type || info.key_size != key_size ||
-	    info.value_size != value_size) {
+		p_errno(err, "cannot get info of pinned map %s", path);
+	} else if (info.type != type || info.key_size != key_size ||
+		   info.value_size != value_size) {
 		p_err("pinned map %s is not a %s map (type %u, key %u, value %u bytes)",
 		      path, name, info.type, info.key_size, info.value_size);
-		close(fd);
-		return -EINVAL;
+		err = -EINVAL;
 	}
-	*map_fd = fd;
-	return 0;
+out:
+	if (err)
+		close(fd);
+	else
+		*map_fd = fd;
+	return err;
 }
 
 /**
@@ -262,9 +246,8 @@ static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz
 		n++;
 	}
 	if (err != -ENOENT) {
-		p_err("cannot read the %s map: %s", what, strerror(-err));
 		free(e);
-		return err;
+		return p_errno(err, "cannot read the %s map", what);
 	}
 	if (n)
 		qsort(e, n, esz, cmp);
@@ -410,7 +393,7 @@ int pinned_del(int (*open)(struct ns_ctx *, bool, int *), const void *key,
 	if (err == -ENOENT) {
 		p_err("%s not found in netns %lu", what, ns.ino);
 	} else if (err) {
-		p_err("cannot delete %s: %s", what, strerror(-err));
+		p_errno(err, "cannot delete %s", what);
 	} else if (json_output) {
 		jsonw_start_object(json_wtr);
 		jsonw_string_field(json_wtr, "result", "deleted");

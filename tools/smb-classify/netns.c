@@ -103,12 +103,8 @@ static int recorded_ino(const char *name, unsigned long *ino)
 
 static int enter_netns(int fd, const char *label)
 {
-	if (setns(fd, CLONE_NEWNET)) {
-		int err = -errno;
-
-		p_err("cannot enter netns %s: %s", label, strerror(errno));
-		return err;
-	}
+	if (setns(fd, CLONE_NEWNET))
+		return p_errno(-errno, "cannot enter netns %s", label);
 	return 0;
 }
 
@@ -137,12 +133,8 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 
 	if (!netns_arg) {
 		fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			p_err("cannot open /proc/self/ns/net: %s",
-			      strerror(errno));
-			return err;
-		}
+		if (fd < 0)
+			return p_errno(-errno, "cannot open /proc/self/ns/net");
 	} else {
 		ns->label = netns_arg;
 		if (strchr(netns_arg, '/')) {
@@ -156,12 +148,8 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 			return -EINVAL;
 		}
 		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 && (errno != ENOENT || !ns->name)) {
-			err = -errno;
-			p_err("cannot open netns %s: %s", path,
-			      strerror(errno));
-			return err;
-		}
+		if (fd < 0 && (errno != ENOENT || !ns->name))
+			return p_errno(-errno, "cannot open netns %s", path);
 		if (fd < 0) {
 			err = recorded_ino(ns->name, &ns->ino);
 			if (err == -ENOENT && !need_live) {
@@ -196,8 +184,7 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 		if (!err && netns_arg)
 			err = enter_netns(fd, ns->label);
 		else if (err)
-			p_err("cannot stat netns %s: %s", ns->label,
-			      strerror(-err));
+			p_errno(err, "cannot stat netns %s", ns->label);
 		close(fd);
 		if (err)
 			return err;
@@ -220,12 +207,8 @@ static bool bpffs_mounted(void)
 
 static int mkdir_ok(const char *path)
 {
-	if (mkdir(path, 0700) && errno != EEXIST) {
-		int err = -errno;
-
-		p_err("cannot create %s: %s", path, strerror(errno));
-		return err;
-	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return p_errno(-errno, "cannot create %s", path);
 	return 0;
 }
 
@@ -247,12 +230,9 @@ int ns_lock(struct ns_ctx *ns, bool create)
 	if (!bpffs_mounted()) {
 		if (!create)
 			return -ENOENT;
-		if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
-			err = -errno;
-			p_err("bpffs is not mounted on %s and mounting it failed: %s",
-			      BPFFS_ROOT, strerror(errno));
-			return err;
-		}
+		if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700"))
+			return p_errno(-errno, "bpffs is not mounted on %s and mounting it failed",
+				       BPFFS_ROOT);
 	}
 	if (create) {
 		err = mkdir_ok(PIN_ROOT);
@@ -261,15 +241,12 @@ int ns_lock(struct ns_ctx *ns, bool create)
 	}
 	ns->lock_fd = open(PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ns->lock_fd < 0) {
-		err = -errno;
-		if (err == -ENOENT && !create)
-			return err;
-		p_err("cannot open %s: %s", PIN_ROOT, strerror(errno));
-		return err;
+		if (errno == ENOENT && !create)
+			return -ENOENT;
+		return p_errno(-errno, "cannot open %s", PIN_ROOT);
 	}
 	if (flock(ns->lock_fd, LOCK_EX)) {
-		err = -errno;
-		p_err("cannot lock %s: %s", PIN_ROOT, strerror(errno));
+		err = p_errno(-errno, "cannot lock %s", PIN_ROOT);
 		ns_unlock(ns);
 		return err;
 	}
@@ -349,15 +326,9 @@ int ns_record_name(const struct ns_ctx *ns)
 		return err;
 	snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, ns->name);
 	snprintf(target, sizeof(target), "../%lu", ns->ino);
-	if (unlink(path) && errno != ENOENT)
-		goto fail;
-	if (symlink(target, path))
-		goto fail;
+	if ((unlink(path) && errno != ENOENT) || symlink(target, path))
+		return p_errno(-errno, "cannot record netns name in %s", path);
 	return 0;
-fail:
-	err = -errno;
-	p_err("cannot record netns name in %s: %s", path, strerror(errno));
-	return err;
 }
 
 /* Remove the name records that point at this netns's directory. */
@@ -412,28 +383,19 @@ int ns_remove_pins(struct ns_ctx *ns)
 			    !strcmp(de->d_name, ".."))
 				continue;
 			ns_pin_path(ns, de->d_name, path);
-			if (unlink(path) && !err) {
-				err = -errno;
-				p_err("cannot remove %s: %s", path,
-				      strerror(errno));
-			}
+			if (unlink(path) && !err)
+				err = p_errno(-errno, "cannot remove %s", path);
 		}
 		closedir(d);
-		if (!err && rmdir(ns->dir) && errno != ENOENT) {
-			err = -errno;
-			p_err("cannot remove %s: %s", ns->dir,
-			      strerror(errno));
-		}
+		if (!err && rmdir(ns->dir) && errno != ENOENT)
+			err = p_errno(-errno, "cannot remove %s", ns->dir);
 	} else if (errno != ENOENT) {
-		err = -errno;
-		p_err("cannot open %s: %s", ns->dir, strerror(errno));
+		err = p_errno(-errno, "cannot open %s", ns->dir);
 	}
-	if (!err) {
+	if (!err)
 		err = remove_name_records(ns);
-		if (err)
-			p_err("cannot remove name records in %s: %s",
-			      PIN_NAMES, strerror(-err));
-	}
+	if (err)	/* reported already, unless it is this one */
+		p_errno(err, "cannot remove name records in %s", PIN_NAMES);
 	return err;
 }
 

@@ -8,8 +8,17 @@
  * is parsed.  The global buffer and other users' settings are not
  * touched; the instance is removed at exit (also after SIGINT, SIGTERM,
  * SIGHUP or a closed output; after a signal, the events recorded before
- * it are printed first, so a test's "kill, then read" sees them all), and one left by a killed run (its pid
- * gone) at the next start.  libtracefs mounts tracefs if it is nowhere.
+ * it are printed first, so a test's "kill, then read" sees them all), and
+ * one left by a killed run (its pid gone) at the next start.  libtracefs
+ * mounts tracefs if it is nowhere.  The instance's clock is "mono", the
+ * clock of the kernel's wait_ns, so "ts - wait_ns" is when a request was
+ * queued.
+ *
+ * SIGUSR1 is a drain on demand: every event the ring buffer holds when
+ * it arrives is printed and flushed, then "sync N lost M" goes to stderr
+ * (N counts the drains from 1, M the events the buffer lost so far), so
+ * a caller that waits for that line reads a complete output without
+ * stopping the tracer.
  *
  * Tracefs is global, not per network namespace: every ksmbd event has
  * netns_ino, and gets the kernel filter "netns_ino == <inode of the netns
@@ -40,13 +49,19 @@ struct trace_ctx {
 	struct tracefs_instance *inst;
 	bool ts_ns;
 	long seen;
+	unsigned int syncs;
 	bool stop;
 };
 
-/* Only interrupts ppoll(): the signals are blocked everywhere else. */
-static void on_stop(int sig)
+/* Set by the handlers, which run only inside ppoll(): blocked elsewhere. */
+static volatile sig_atomic_t stop_requested, sync_requested;
+
+static void on_signal(int sig)
 {
-	(void)sig;
+	if (sig == SIGUSR1)
+		sync_requested = 1;
+	else
+		stop_requested = 1;
 }
 
 /* Remove instances of earlier runs whose process is gone. */
@@ -69,6 +84,51 @@ static void remove_stale_instances(void)
 		}
 	}
 	tracefs_list_free(names);
+}
+
+/*
+ * The symbol table the event's print format shows @name through
+ * (__print_symbolic(REC->name, ...)), searched through the arguments and
+ * the operands of expressions; NULL if none.
+ */
+static struct tep_print_flag_sym *find_symbols(struct tep_print_arg *arg,
+					       const char *name)
+{
+	struct tep_print_flag_sym *sym;
+
+	for (; arg; arg = arg->next) {
+		switch (arg->type) {
+		case TEP_PRINT_SYMBOL:
+			if (arg->symbol.field &&
+			    arg->symbol.field->type == TEP_PRINT_FIELD &&
+			    !strcmp(arg->symbol.field->field.name, name))
+				return arg->symbol.symbols;
+			break;
+		case TEP_PRINT_OP:
+			sym = find_symbols(arg->op.left, name);
+			if (!sym)
+				sym = find_symbols(arg->op.right, name);
+			if (sym)
+				return sym;
+			break;
+		default:
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* @f->sym: the name of @f->num in the event's symbol table of @f->name. */
+static void decode_symbol(struct tep_event *event, struct trace_field *f)
+{
+	struct tep_print_flag_sym *sym;
+
+	for (sym = find_symbols(event->print_fmt.args, f->name); sym;
+	     sym = sym->next)
+		if (sym->value && strtoull(sym->value, NULL, 0) == f->num) {
+			snprintf(f->sym, sizeof(f->sym), "%s", sym->str);
+			return;
+		}
 }
 
 /* One field of @rec into @f.  Return: false to leave the field out. */
@@ -129,9 +189,13 @@ static void decode(struct trace_ctx *t, struct tep_event *event,
 	ev->ts_ns = t->ts_ns;
 	fields = tep_event_fields(event);
 	for (fld = fields; fld && *fld && ev->nfields < TRACE_MAX_FIELDS;
-	     fld++)
-		if (decode_field(*fld, rec, &ev->f[ev->nfields]))
-			ev->nfields++;
+	     fld++) {
+		if (!decode_field(*fld, rec, &ev->f[ev->nfields]))
+			continue;
+		if (!ev->f[ev->nfields].is_str)
+			decode_symbol(event, &ev->f[ev->nfields]);
+		ev->nfields++;
+	}
 	free(fields);
 }
 
@@ -188,8 +252,8 @@ static int set_filters(struct trace_ctx *t, unsigned long ino)
 					       events[i]->name, "filter",
 					       filter) < 0;
 		if (err)
-			p_err("cannot set filter '%s' on %s: %s", filter,
-			      events[i]->name, strerror(errno));
+			p_errno(-errno, "cannot set filter '%s' on %s", filter,
+				events[i]->name);
 	}
 	if (!err && unfiltered[0])
 		fprintf(stderr, "note: %s carry no netns: shown for every netns\n",
@@ -213,10 +277,25 @@ static bool clock_is_ns(struct tracefs_instance *inst)
 	return ns;
 }
 
-static int trace_setup(struct trace_ctx *t, const struct ns_ctx *ns)
+/* Enable @argv's events (all ksmbd events if none) in the instance. */
+static int enable_events(struct trace_ctx *t, int argc, char **argv)
+{
+	int i;
+
+	if (!argc && tracefs_event_enable(t->inst, "ksmbd", NULL))
+		return p_errno(-errno, "cannot enable the ksmbd events");
+	for (i = 0; i < argc; i++)
+		if (tracefs_event_enable(t->inst, "ksmbd", argv[i]))
+			return p_errno(-errno, "cannot enable %s", argv[i]);
+	return 0;
+}
+
+static int trace_setup(struct trace_ctx *t, const struct ns_ctx *ns,
+		       int argc, char **argv)
 {
 	const char *systems[] = { "ksmbd", NULL };
 	char name[64];
+	int i;
 
 	if (!tracefs_tracing_dir()) {
 		p_err("tracefs is not mounted and cannot be mounted on /sys/kernel/tracing");
@@ -227,24 +306,25 @@ static int trace_setup(struct trace_ctx *t, const struct ns_ctx *ns)
 		p_err("this kernel has no ksmbd tracepoints (events/ksmbd missing)");
 		return -ENOENT;
 	}
+	for (i = 0; i < argc; i++) {
+		if (!tep_find_event_by_name(t->tep, "ksmbd", argv[i])) {
+			p_err("trace: no event ksmbd/%.64s", argv[i]);
+			return -ENOENT;
+		}
+	}
 	remove_stale_instances();
 	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d", (int)getpid());
 	t->inst = tracefs_instance_create(name);
-	if (!t->inst) {
-		p_err("cannot create trace instance %s: %s", name,
-		      strerror(errno));
-		return -errno;
-	}
+	if (!t->inst)
+		return p_errno(-errno, "cannot create trace instance %s", name);
+	/* The clock of wait_ns; the instance's default if it cannot be set. */
+	tracefs_instance_file_write(t->inst, "trace_clock", "mono");
 	t->ts_ns = clock_is_ns(t->inst);
 	/* Wake the poll on any data, not at half a buffer. */
 	tracefs_instance_file_write(t->inst, "buffer_percent", "0");
 	if (set_filters(t, ns->ino))
 		return -EINVAL;
-	if (tracefs_event_enable(t->inst, "ksmbd", NULL)) {
-		p_err("cannot enable the ksmbd events: %s", strerror(errno));
-		return -errno;
-	}
-	return 0;
+	return enable_events(t, argc, argv);
 }
 
 static void trace_cleanup(struct trace_ctx *t)
@@ -259,7 +339,43 @@ static void trace_cleanup(struct trace_ctx *t)
 	tep_free(t->tep);
 }
 
-/* Wait for data on trace_pipe, read every CPU's records, until stopped. */
+/*
+ * Events the instance's ring buffer lost: "overrun" (overwritten) plus
+ * "dropped events" of every CPU's per_cpu/cpuN/stats.
+ */
+static unsigned long long trace_lost(struct trace_ctx *t)
+{
+	static const char *const keys[] = { "overrun:", "dropped events:" };
+	unsigned long long lost = 0;
+	char path[64], *stats, *p;
+	int cpu, ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	size_t i;
+
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", cpu);
+		stats = tracefs_instance_file_read(t->inst, path, NULL);
+		for (i = 0; stats && i < ARRAY_SIZE(keys); i++) {
+			p = strstr(stats, keys[i]);
+			if (p)
+				lost += strtoull(p + strlen(keys[i]), NULL, 10);
+		}
+		free(stats);
+	}
+	return lost;
+}
+
+/* Print every event the ring buffer holds now. */
+static void drain(struct trace_ctx *t)
+{
+	tracefs_load_cmdlines(NULL, t->tep);
+	tracefs_iterate_raw_events(t->tep, t->inst, NULL, 0, on_event, t);
+}
+
+/*
+ * Wait for data on trace_pipe and print every CPU's records, until
+ * stopped by a signal (what was recorded before it is printed first),
+ * a closed output or -c; answer SIGUSR1 with "sync N lost M".
+ */
 static int stream(struct trace_ctx *t, const sigset_t *waitmask)
 {
 	struct pollfd pfd = { .events = POLLIN };
@@ -267,65 +383,64 @@ static int stream(struct trace_ctx *t, const sigset_t *waitmask)
 
 	pfd.fd = tracefs_instance_file_open(t->inst, "trace_pipe",
 					    O_RDONLY | O_NONBLOCK);
-	if (pfd.fd < 0) {
-		p_err("cannot open trace_pipe: %s", strerror(errno));
-		return -errno;
-	}
+	if (pfd.fd < 0)
+		return p_errno(-errno, "cannot open trace_pipe");
 	while (!t->stop) {
-		if (ppoll(&pfd, 1, NULL, waitmask) < 0) {
-			if (errno != EINTR) {
-				err = -errno;
-				p_err("poll on trace_pipe: %s", strerror(errno));
-			}
-			break;	/* EINTR: a stop signal */
+		if (ppoll(&pfd, 1, NULL, waitmask) < 0 && errno != EINTR) {
+			err = p_errno(-errno, "poll on trace_pipe");
+			break;
 		}
-		tracefs_load_cmdlines(NULL, t->tep);
-		tracefs_iterate_raw_events(t->tep, t->inst, NULL, 0, on_event,
-					   t);
+		drain(t);
+		if (stop_requested)
+			break;
+		if (sync_requested && !t->stop) {
+			sync_requested = 0;
+			fflush(stdout);
+			fprintf(stderr, "sync %u lost %llu\n", ++t->syncs,
+				trace_lost(t));
+		}
 	}
-	/* Stopped by a signal: what was recorded before it, still out. */
-	if (!t->stop && !err)
-		tracefs_iterate_raw_events(t->tep, t->inst, NULL, 0, on_event,
-					   t);
 	close(pfd.fd);
 	return err;
 }
 
 /**
- * do_trace() - "trace": print the ksmbd tracepoints as they fire
- * @argc: must be 0 (-c COUNT is a global option, in trace_count).
- * @argv: unused.
+ * do_trace() - "trace [EVENT...]": print the ksmbd tracepoints as they fire
+ * @argc: number of @argv (-c COUNT is a global option, in trace_count).
+ * @argv: event names (ksmbd_sched_dispatch, ...); none for every ksmbd
+ *        event.
  *
  * Return: 0 or a negative errno, reported.
  */
 int do_trace(int argc, char **argv)
 {
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
 	struct trace_ctx t = { 0 };
 	sigset_t stop, old, waitmask;
+	unsigned long long lost;
+	size_t i;
 	struct sigaction sa = { 0 };
 	struct ns_ctx ns;
 	int err;
 
-	err = ns_cmd("trace", argc, argv, &ns, true);
+	err = ns_resolve(&ns, true);
 	if (err)
 		return err;
 	/*
-	 * Block the stop signals until the instance is gone: they are taken
-	 * only inside ppoll(), so cleanup always runs.
+	 * Block the stop and sync signals until the instance is gone: they
+	 * are taken only inside ppoll(), so cleanup always runs.
 	 */
 	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaddset(&stop, sigs[i]);
 	sigprocmask(SIG_BLOCK, &stop, &old);
-	sa.sa_handler = on_stop;		/* no SA_RESTART */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_signal;		/* no SA_RESTART */
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 
-	err = trace_setup(&t, &ns);
+	err = trace_setup(&t, &ns, argc, argv);
 	if (!err) {
 		/* On stderr also with -j: tests wait for this line. */
 		fprintf(stderr, "tracing ksmbd events of netns %lu (%s)",
@@ -337,10 +452,13 @@ int do_trace(int argc, char **argv)
 		free(json_wtr);
 		json_wtr = NULL;
 		waitmask = old;
-		sigdelset(&waitmask, SIGINT);
-		sigdelset(&waitmask, SIGTERM);
-		sigdelset(&waitmask, SIGHUP);
+		for (i = 0; i < ARRAY_SIZE(sigs); i++)
+			sigdelset(&waitmask, sigs[i]);
 		err = stream(&t, &waitmask);
+		lost = trace_lost(&t);
+		if (lost)
+			fprintf(stderr, "note: the ring buffer lost %llu events\n",
+				lost);
 	}
 	trace_cleanup(&t);
 	sigprocmask(SIG_SETMASK, &old, NULL);

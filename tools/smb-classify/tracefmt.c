@@ -7,7 +7,9 @@
  * then every field of the event's format under its own name, integers as
  * numbers and strings as strings.  Words the kernel packs are spelt out
  * beside them: class_word as "class", "weight", "per_peer"; command as
- * "cmd"; verdict as "queue" and "splice".  A name is written once only
+ * "cmd"; verdict as "queue" and "splice"; any other field the kernel
+ * prints through a symbol table as "FIELD_sym" (ksmbd_read_payload's
+ * "path_sym", the reason, and "src_sym").  A name is written once only
  * (the first wins), and every string is sanitized to valid UTF-8, so
  * the output is valid JSON whatever bytes the task names hold.
  */
@@ -43,6 +45,8 @@ struct out {
 	FILE *f;
 	const char *names[3 * TRACE_MAX_FIELDS + 8];
 	unsigned int n;
+	char sym_names[TRACE_MAX_FIELDS][sizeof(((struct trace_field *)0)->name) + 4];
+	unsigned int nsym;
 };
 
 static bool first_time(struct out *o, const char *name)
@@ -94,7 +98,12 @@ static void derived(struct out *o, const struct trace_field *f)
 		put_num(o, "weight", KSMBD_SCHED_CLASS_WEIGHT_OF(v) ?: 1, false);
 		put_num(o, "per_peer", !!(v & KSMBD_SCHED_CLASS_PER_PEER), true);
 	} else if (!strcmp(f->name, "command")) {
-		put_str(o, "cmd", trace_cmd_name(f->num));
+		put_str(o, "cmd", f->sym[0] ? f->sym : trace_cmd_name(f->num));
+	} else if (f->sym[0] && o->nsym < TRACE_MAX_FIELDS) {
+		char *name = o->sym_names[o->nsym++];
+
+		snprintf(name, sizeof(o->sym_names[0]), "%s_sym", f->name);
+		put_str(o, name, f->sym);
 	} else if (!strcmp(f->name, "verdict")) {
 		v &= KSMBD_SCHED_VERDICT_QUEUE_MASK;
 		put_str(o, "queue", v == KSMBD_SCHED_QUEUE_UNBOUND ?

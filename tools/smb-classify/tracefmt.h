@@ -24,12 +24,15 @@
  * @is_str: a string (or an address, already as text) in @str; else @num.
  * @num:    the value of an integer field.
  * @str:    the text of a string field, any bytes.
+ * @sym:    the name of @num in the symbol table the kernel prints the
+ *          field through (__print_symbolic), or empty.
  */
 struct trace_field {
 	char name[32];
 	bool is_str;
 	uint64_t num;
 	char str[64];
+	char sym[32];
 };
 
 /**
