@@ -34,6 +34,9 @@
 set -uo pipefail
 # shellcheck source=../vm/lib.sh
 source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+# The read_payload events through the loader's tracer (sched_trace_*).
+# shellcheck source=../vm/testlib-sched.sh
+source "$VM_DIR/testlib-sched.sh"
 
 QUICK=${BENCH_QUICK:-0}
 OUT=$SMB_RESULTS
@@ -65,6 +68,7 @@ log() { echo "bench: $*" >&2; }
 cleanup() {
 	mountpoint -q "$M" && umount "$M"
 	smb-classify unload >/dev/null 2>&1
+	sched_trace_stop
 	[[ -w $ORDER_PARAM ]] && echo 0 >"$ORDER_PARAM"
 	[[ -w $PC_PARAM ]] && echo Y >"$PC_PARAM"
 	[[ -w $FLOOR_PARAM && $FLOOR != - ]] && echo "$FLOOR" >"$FLOOR_PARAM"
@@ -123,14 +127,12 @@ cell() {
 
 # path_check POLICY WANT: a 1 MiB O_DIRECT read shows path/src WANT.
 path_check() {
-	local t=/sys/kernel/tracing got
+	local got
 	policy "$1"
-	echo 1 >"$t/events/ksmbd/ksmbd_read_payload/enable"
-	: >"$t/trace"
+	sched_trace_only ksmbd_read_payload >&2
 	dd if="$M/bench.bin" of=/dev/null bs=1M count=1 iflag=direct 2>/dev/null
-	got=$(sed -n 's/.*ksmbd_read_payload: .*path=\([a-z]*\) .* src=\([a-z]*\).*/\1\/\2/p' "$t/trace" | sort -u | tr '\n' ' ')
-	echo 0 >"$t/events/ksmbd/ksmbd_read_payload/enable"
-	: >"$t/trace"
+	sched_trace_stop
+	got=$(sched_format ksmbd_read_payload true '"\(read_path)/\(.src_sym)"' | sort -u | tr '\n' ' ')
 	echo "| $1 | $2 | ${got:-none} |"
 }
 

@@ -261,19 +261,18 @@ bytes_by_peer() {
 # share_window CUST_RE CLIENT_RE: one window; prints "DISPATCH_PERMILLE
 # BYTES_PERMILLE DISPATCHES" ("-" for the dispatch share in A).
 # CUST_RE matches the customers' addresses (bytes), CLIENT_RE the
-# customers' "client=" words of the tracepoint.
+# customers' clients as the tracepoint prints client= (CLASS/PEER; jq
+# regex over the loader's decoded events).
 share_window() {
 	local cre=$1 kre=$2 b0 b1 d
 	b0=$(bytes_by_peer)
-	: >"$SCHED_TRACE/trace"
-	echo 1 >"$SCHED_TRACE/tracing_on"
+	sched_trace_clear
 	sleep "$SHARE_T"
-	echo 0 >"$SCHED_TRACE/tracing_on"
+	sched_trace_sync
 	b1=$(bytes_by_peer)
-	d=$(awk -v re="$kre" '/ksmbd_sched_dispatch:/ && / cmd=READ / {
-			for (i = 1; i <= NF; i++) if ($i ~ /^client=/) c = substr($i, 8)
-			n++; if (c ~ re) k++ }
-		END { if (n) printf "%.0f %d", k * 1000 / n, n; else print "- 0" }' "$SCHED_TRACE/trace")
+	d=$(sched_events ksmbd_sched_dispatch '.cmd == "READ"' |
+		jq -rs --arg re "$kre" 'length as $n | map(select("\(.class)/\(.peer)" | test($re))) | length as $k |
+			if $n > 0 then "\($k * 1000 / $n | round) \($n)" else "- 0" end')
 	awk -v re="$cre" -v d="$d" '
 		FNR == NR { a[$1] = $2; next }
 		{ x = $2 - a[$1]; if (x < 0) x = 0; t += x; if ($1 ~ re) c += x }
@@ -307,9 +306,7 @@ share_case() {
 
 bench_shares() {
 	local map j c
-	echo 0 >"$SCHED_TRACE/tracing_on"
-	echo 8192 >"$SCHED_TRACE/buffer_size_kb"
-	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
+	sched_trace_only ksmbd_sched_dispatch
 	for map in A per-address one-class weights; do
 		case $map in
 		A) mode A ;;
@@ -334,9 +331,7 @@ bench_shares() {
 		esac
 		log "  shares, map $map done"
 	done
-	echo 0 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
-	: >"$SCHED_TRACE/trace"
-	echo 1 >"$SCHED_TRACE/tracing_on"
+	sched_trace_stop
 	umount_all
 }
 

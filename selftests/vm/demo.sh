@@ -16,8 +16,10 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+# The tracepoints through "smb-classify -j trace" (sched_trace_*).
+# shellcheck source=testlib-sched.sh
+source "$VM_DIR/testlib-sched.sh"
 
-TRACE=/sys/kernel/tracing
 PROG=smb_prefix
 V6_OTHER=fd5b::2		# on lo too; covered only by ::/0
 tmp=$(mktemp -d)
@@ -29,7 +31,8 @@ routes=()
 section() { printf '\n==== %s ====\n' "$*"; }
 ok() { printf '  ok    %s\n' "$*"; }
 bad() { printf '  FAIL  %s\n' "$*"; failures=$((failures + 1)); }
-# check DESC CMD...: run CMD quietly, one ok/FAIL line.
+# check DESC CMD...: run CMD quietly, one ok/FAIL line (vm_check's
+# form for the demo: it goes on and counts).
 check() {
 	local desc=$1
 	shift
@@ -58,7 +61,7 @@ cleanup() {
 	done
 	ip -6 addr del "$V6_OTHER/128" dev lo 2>/dev/null
 	smb-classify unload >/dev/null 2>&1
-	echo 0 >"$TRACE/events/ksmbd/enable" 2>/dev/null
+	sched_trace_stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -83,15 +86,10 @@ declare -A want=(
 )
 
 # ---- 2. tracepoints --------------------------------------------------------
-section "2. Enable the ksmbd tracepoints"
-echo 0 >"$TRACE/tracing_on"
-echo 8192 >"$TRACE/buffer_size_kb"
-: >"$TRACE/trace"
-fatal "echo 1 > $TRACE/events/ksmbd/enable" \
-	sh -c "echo 1 >$TRACE/events/ksmbd/enable"
-echo 1 >"$TRACE/tracing_on"
+section "2. Trace the ksmbd tracepoints: smb-classify -j trace"
+fatal "smb-classify -j trace, in the background" sched_trace_start
 printf '  events:'
-for d in "$TRACE"/events/ksmbd/ksmbd_*/; do printf ' %s' "$(basename "$d")"; done
+for d in "$SCHED_TRACE"/events/ksmbd/ksmbd_*/; do printf ' %s' "$(basename "$d")"; done
 echo
 
 # ---- 3. clients ------------------------------------------------------------
@@ -152,34 +150,22 @@ cifs "$V6_OTHER" ::1
 smbc "$V6_OTHER"
 
 # ---- 4. classification -----------------------------------------------------
-section "4. ksmbd_sched_conn: one line per accepted connection"
-conn_lines() { sed -n 's/^.*\(ksmbd_sched_conn: \)/\1/p' "$TRACE/trace"; }
-conn_lines | sed 's/^/  /'
+section "4. ksmbd_sched_conn: one event per accepted connection"
+sched_trace_sync
+sched_format ksmbd_sched_conn true \
+	'"  peer=\(.peer) port=\(.peer_port) class_word=\(.class_word | hex8) class=\(.class) weight=\(.weight) per_peer=\(.per_peer) prog=\(.prog)"'
 echo
-# conn_field KEY: the value of KEY=... of each ksmbd_sched_conn line, with
-# the peer: "PEER VALUE" (by key, not position, so added fields do not matter).
-conn_field() {
-	conn_lines | awk -v k="$1" '{
-		peer = val = ""
-		for (i = 2; i <= NF; i++) {
-			split($i, kv, "=")
-			if (kv[1] == "peer") peer = kv[2]
-			if (kv[1] == k) val = kv[2]
-		}
-		print peer, val
-	}'
-}
 for peer in ::ffff:127.0.0.2 ::ffff:127.0.0.3 ::1 "$V6_OTHER"; do
-	got=$(paste -d' ' <(conn_field class) <(conn_field prog | cut -d' ' -f2) |
-		awk -v p="$peer" '$1 == p { print $2, $3 }' | sort -u)
-	n=$(conn_field class | awk -v p="$peer" '$1 == p' | wc -l)
+	got=$(sched_format ksmbd_sched_conn ".peer == \"$peer\"" '"\(.class_word | hex8) \(.prog)"' | sort -u)
+	n=$(sched_count ksmbd_sched_conn ".peer == \"$peer\"")
 	if [[ $got == "${want[$peer]} $PROG" ]] && ((n >= 2)); then
 		ok "$peer: $n connections, all class ${want[$peer]}"
 	else
 		bad "$peer: want >= 2 connections of class ${want[$peer]} prog $PROG, got $n: ${got//$'\n'/; }"
 	fi
 done
-others=$(conn_field class | awk '$1 !~ /^(::ffff:127\.0\.0\.[23]|::1|fd5b::2)$/' | wc -l)
+others=$(sched_count ksmbd_sched_conn \
+	'.peer | test("^(::ffff:127\\.0\\.0\\.[23]|::1|fd5b::2)$") | not')
 check "no connection from an unexpected peer ($others)" test "$others" = 0
 
 section "5. smb-classify prefix list"
@@ -188,7 +174,7 @@ smb-classify prefix list | sed 's/^/  /'
 # ---- 6. one 1 MiB READ, spliced --------------------------------------------
 section "6. One 1 MiB READ from 127.0.0.2 (policy: splice-min 64K by default)"
 mnt=$tmp/mnt-127.0.0.2
-: >"$TRACE/trace"
+sched_trace_clear
 if [[ -d $mnt ]] && dd if="$mnt/data.bin" of="$tmp/one.bin" bs=1M count=1 \
 		iflag=direct status=none; then
 	check "1 MiB read, sha256 equals the file's first MiB" \
@@ -197,14 +183,15 @@ if [[ -d $mnt ]] && dd if="$mnt/data.bin" of="$tmp/one.bin" bs=1M count=1 \
 else
 	bad "dd of 1 MiB from the 127.0.0.2 mount"
 fi
-sed -n 's/^.*\(ksmbd_sched_\(req\|dispatch\): .*cmd=READ\)/\1/p; s/^.*\(ksmbd_read_payload: \)/\1/p' \
-	"$TRACE/trace" | sed 's/^/  /'
+sched_trace_sync
+jq -c 'select((.event == "ksmbd_sched_req" or .event == "ksmbd_sched_dispatch") and .cmd == "READ"
+		or .event == "ksmbd_read_payload") | del(.time, .ts, .cpu, .pid, .task)' \
+	"$SCHED_TRACE_JSON" | sed 's/^/  /'
 echo
-check "ksmbd_read_payload: path=splice len=1048576" \
-	grep -q 'ksmbd_read_payload: .*path=splice reason=- len=1048576 ' "$TRACE/trace"
+check "ksmbd_read_payload: the splice path (path 0, reason -), len 1048576" \
+	test "$(sched_count ksmbd_read_payload '.path == 0 and .path_sym == "-" and .len == 1048576')" -ge 1
 check "ksmbd_sched_dispatch: the READ of client 1 on the per-CPU queue" \
-	grep -q 'ksmbd_sched_dispatch: .* class=1 .*cmd=READ queue=percpu bytes=1048576 ' \
-	"$TRACE/trace"
+	test "$(sched_count ksmbd_sched_dispatch '.class == 1 and .cmd == "READ" and .queue == "percpu" and .bytes == 1048576')" -ge 1
 
 section "7. smb-classify status"
 smb-classify status | sed 's/^/  /'
@@ -214,8 +201,8 @@ section "8. smb-classify unload"
 for m in "${mounts[@]}"; do umount "$m"; done
 mounts=()
 check "smb-classify unload" smb-classify unload
-check "/proc/net/ksmbd_sched: attached: 0" grep -qx 'attached: 0' /proc/net/ksmbd_sched
-: >"$TRACE/trace"
+check "/proc/net/ksmbd_sched: attached: 0" test "$(sched_proc attached)" = 0
+sched_trace_clear
 if smbclient "//127.0.0.2/$SMB_SHARE" "${auth[@]}" -m SMB3 -c "get data.bin $tmp/after.bin" \
 		>"$tmp/sc.out" 2>&1; then
 	check "after unload: smbclient read, sha256 matches" test "$(sha "$tmp/after.bin")" = "$sum"
@@ -223,8 +210,9 @@ else
 	bad "after unload: smbclient //127.0.0.2/$SMB_SHARE"
 	sed 's/^/        /' "$tmp/sc.out"
 fi
+sched_trace_sync
 check "after unload: no ksmbd_sched_conn event (static key off)" \
-	test "$(conn_lines | wc -l)" = 0
+	test "$(sched_conn_count)" = 0
 
 section "Result"
 if ((failures)); then

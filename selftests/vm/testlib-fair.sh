@@ -4,7 +4,8 @@
 # Helpers of the fairness and lifecycle tests (70-72) and of the benchmark,
 # on top of lib.sh and testlib-sched.sh: backlogged fio clients on cifs
 # mounts from chosen source addresses, a dispatcher with a small budget,
-# counting windows over /proc/net/ksmbd_sched and the dispatch tracepoint.
+# counting windows over /proc/net/ksmbd_sched and the dispatch tracepoint
+# (through the loader's tracer: testlib-sched.sh's sched_trace_*).
 # Source after testlib-sched.sh.
 
 # The reference classifier with a fixed max_inflight (progs/*.bpf.h): the
@@ -107,7 +108,7 @@ fair_window() {
 	local want=$1 n=$2 id start target deadline c
 	shift 2
 	if ! vm_poll 60 fair_at_least clients "$want"; then
-		echo "window: never $want clients waiting: $(grep -v '^class' "$SCHED_PROC" | tr '\n' ' ')"
+		echo "window: never $want clients waiting: $(sched_proc_show clients queued inflight max_inflight)"
 		return 1
 	fi
 	for id in "$@"; do
@@ -152,58 +153,64 @@ fair_pct() { printf '%d.%d' $(( $1 / 10 )) $(( $1 % 10 )); }
 # fair_permille PART TOTAL
 fair_permille() { echo $(( ($1 * 1000 + $2 / 2) / $2 )); }
 
-# fair_trace_dispatch_on: the dispatch tracepoint enabled but tracing off,
-# buffer cleared and sized for ~10^5 events per CPU.
-fair_trace_dispatch_on() {
-	echo 0 >"$SCHED_TRACE/tracing_on"
-	echo 16384 >"$SCHED_TRACE/buffer_size_kb"
-	echo 1 >"$SCHED_TRACE/events/ksmbd/ksmbd_sched_dispatch/enable"
-	: >"$SCHED_TRACE/trace"
-}
+# fair_trace_dispatch_on: the loader's tracer on, of the dispatch
+# tracepoint only (sched_trace_only ksmbd_sched_dispatch); the events
+# in SCHED_TRACE_JSON.
+fair_trace_dispatch_on() { sched_trace_only ksmbd_sched_dispatch; }
 
-# fair_trace_overruns: events lost to a full buffer, all CPUs.
-fair_trace_overruns() {
-	cat "$SCHED_TRACE"/per_cpu/cpu*/stats | awk '$1 == "overrun:" { s += $2 } END { print s + 0 }'
-}
+# fair_trace_overruns: events the tracer's ring buffer lost (after
+# sched_trace_stop: all of them).
+fair_trace_overruns() { sched_trace_lost; }
 
 # fair_cleanup: the trap of these tests.
 fair_cleanup() {
 	fair_kill_all
-	echo 0 >"$SCHED_TRACE/tracing_on" 2>/dev/null || true
-	echo local >"$SCHED_TRACE/trace_clock" 2>/dev/null || true
 	sched_cleanup
-	echo 1 >"$SCHED_TRACE/tracing_on" 2>/dev/null || true
 }
 
 # Contested dispatches: ksmbd_sched_dispatch events of requests that
 # waited and were picked while at least two clients had waiting requests
-# (clients>=2).  Only there does the round-robin order decide who is
+# (clients >= 2).  Only there does the round-robin order decide who is
 # served; when one client's queue is empty the dispatcher is
 # work-conserving and serves whoever is waiting, which says nothing about
 # the policy.  Counting these makes the share independent of how fast the
-# clients themselves can submit (CPU speed, vCPUs).
-FAIR_CONTESTED='ksmbd_sched_dispatch: .*waited=1 clients=([2-9]|[1-9][0-9]+) '
+# clients themselves can submit (CPU speed, vCPUs).  A jq condition.
+FAIR_CONTESTED='.waited == 1 and .clients >= 2'
 
-# fair_contested [PATTERN]: contested dispatches in the trace buffer
-# (matching PATTERN too, e.g. ' class=1 ' or ' client=1/::ffff:127.0.0.2 ').
+# fair_contested [JQ-CONDITION]: contested dispatches in SCHED_TRACE_JSON
+# (matching JQ-CONDITION too, e.g. '.class == 1' or
+# '.class == 1 and .peer == "::ffff:127.0.0.2"').
 fair_contested() {
-	grep -E "$FAIR_CONTESTED" "$SCHED_TRACE/trace" | grep -c -- "${1:-}" || true
+	sched_count ksmbd_sched_dispatch "$FAIR_CONTESTED and (${1:-true})"
 }
-fair_contested_reached() { (( $(fair_contested) >= $1 )); }
+# fair_contested_reached N: at least N contested dispatches in the file
+# (for vm_poll).  jq over the growing file is the costly part under TCG,
+# where it takes the clients' CPU: it runs only once the file holds N
+# events at all, and then with a pause of 2 s after each count.
+FAIR_NEXT_COUNT=0
+fair_contested_reached() {
+	(( ${EPOCHREALTIME/./} >= FAIR_NEXT_COUNT )) || return 1
+	if (( $(wc -l <"$SCHED_TRACE_JSON") >= $1 )) &&
+	   (( $(fair_contested true) >= $1 )); then
+		return 0
+	fi
+	FAIR_NEXT_COUNT=$(( ${EPOCHREALTIME/./} + 2000000 ))
+	return 1
+}
 
-# fair_trace_window N: with the dispatch tracepoint on (fair_trace_dispatch_on)
-# and clients started, trace from the moment two clients wait until N
-# contested dispatches are in the buffer (bounded: 60 s to start, 120 s to
-# count).  Returns 1 if the window never started or never reached N.
+# fair_trace_window N: with the tracer on (fair_trace_dispatch_on) and
+# clients started, count from the moment two clients wait (the file
+# emptied then) until N contested dispatches are in the file (bounded:
+# 60 s to start, 120 s to count); then the tracer is off and the file
+# complete.  Returns 1 if the window never started or never reached N.
 fair_trace_window() {
 	local n=$1
 	vm_poll 60 fair_at_least clients 2 || {
 		echo "window: never 2 clients waiting"; return 1; }
-	: >"$SCHED_TRACE/trace"
-	echo 1 >"$SCHED_TRACE/tracing_on"
+	sched_trace_clear
 	vm_poll 120 fair_contested_reached "$n" || {
-		echo 0 >"$SCHED_TRACE/tracing_on"
-		echo "window: only $(fair_contested) contested dispatches in 120 s"
+		sched_trace_stop
+		echo "window: only $(fair_contested true) contested dispatches in 120 s"
 		return 1; }
-	echo 0 >"$SCHED_TRACE/tracing_on"
+	sched_trace_stop
 }

@@ -3,7 +3,14 @@
 #
 # Helpers of the READ-path tests (tests/8x-read-*.sh), on top of lib.sh:
 # the raw SMB2 client smb2raw.py, ksmbd.conf changes, the read_payload
-# oracle and cleanup.  Source after lib.sh.
+# oracle (through testlib-sched.sh's tracer) and cleanup.  Source after
+# lib.sh.
+
+# The loader's tracer helpers (sched_trace_*), unless sourced already.
+if ! declare -F sched_trace_start >/dev/null; then
+	# shellcheck source=testlib-sched.sh
+	source "$VM_DIR/testlib-sched.sh"
+fi
 
 READ_RAW=$VM_CHECKOUT/selftests/vm/smb2raw.py
 read_tmp=${TEST_TMPDIR:-$(mktemp -d)}
@@ -32,20 +39,19 @@ read_conf_max_io() {
 	vm_ksmbd_start
 }
 
-# read_trace_start: only ksmbd_read_payload, cleared.
-read_trace_start() {
-	local t=/sys/kernel/tracing
-	echo 0 >"$t/tracing_on"
-	echo 8192 >"$t/buffer_size_kb"
-	echo 1 >"$t/events/ksmbd/ksmbd_read_payload/enable"
-	: >"$t/trace"
-	echo 1 >"$t/tracing_on"
-}
+# read_trace_start: the loader's tracer on (testlib-sched.sh), of
+# ksmbd_read_payload only, the file emptied.
+read_trace_start() { sched_trace_only ksmbd_read_payload; }
 
-# read_trace_paths: "path/reason/src" counts of the read_payload events.
+# read_trace_paths: "path/reason/src" counts of the read_payload events
+# so far, e.g. "copy/signed/copy=3 splice/-/pagecache=12", as the
+# tracepoint prints path=, reason= and src= (sched_format's read_path,
+# the loader's path_sym and src_sym).
 read_trace_paths() {
-	sed -n 's/.*ksmbd_read_payload: .*path=\([a-z]*\) reason=\([a-z_-]*\) .* src=\([a-z]*\).*/\1\/\2\/\3/p' \
-		/sys/kernel/tracing/trace | sort | uniq -c | awk '{ printf "%s%s=%s", sep, $2, $1; sep=" " } END { print "" }'
+	sched_trace_sync
+	sched_format ksmbd_read_payload true '"\(read_path)/\(.path_sym)/\(.src_sym)"' |
+		jq -Rrs 'split("\n") | map(select(. != "")) | group_by(.) |
+			map("\(.[0])=\(length)") | join(" ")'
 }
 
 read_cleanup() {
@@ -62,8 +68,7 @@ read_cleanup() {
 	done
 	READ_ROUTES=()
 	smb-classify unload >/dev/null 2>&1 || true
-	echo 0 >/sys/kernel/tracing/events/ksmbd/enable 2>/dev/null || true
-	: >/sys/kernel/tracing/trace 2>/dev/null || true
+	sched_trace_stop
 	if [[ -n $READ_CONF_CHANGED ]]; then
 		{ vm_ksmbd_stop && vm_ksmbd_write_conf && vm_ksmbd_start; } || true
 	fi

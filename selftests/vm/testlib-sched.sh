@@ -31,6 +31,16 @@ sched_need_built() {
 # sched_proc KEY [NETNS]: a value of /proc/net/ksmbd_sched (lib.sh).
 sched_proc() { vm_sched_value "$@"; }
 
+# sched_proc_show KEY...: "KEY=V ..." of /proc/net/ksmbd_sched, one read
+# through smb-classify (for messages).
+sched_proc_show() {
+	local -A v
+	local k x out=()
+	while read -r k x; do v[$k]=$x; done < <(smb-classify -o kernel status)
+	for k; do out+=("$k=${v[$k]:-}"); done
+	echo "${out[*]}"
+}
+
 # sched_class_field ID FIELD: a counter of class ID (0 if not seen yet).
 sched_class_field() {
 	smb-classify -j -o kernel status |
@@ -51,14 +61,20 @@ sched_netns_ino() { stat -L -c %i /proc/self/ns/net; }
 # ("smb-classify -j trace": binary records, libtraceevent; no trace text
 # is parsed here), one JSON object a line in SCHED_TRACE_JSON, each with
 # the fields of its event's format by name plus "class", "weight",
-# "per_peer", "cmd", "queue", "splice" (smb-classify(8)).
+# "per_peer", "cmd", "queue", "splice", "route", "reason", "source"
+# (smb-classify(8)); "ts" is the mono clock, that of wait_ns.
 #   sched_trace_start  tracer on, file emptied;
+#   sched_trace_only EVENT...  the same, of these events only (e.g.
+#                      ksmbd_sched_dispatch);
 #   sched_trace_sync   every event recorded so far is in the file (the
-#                      tracer, stopped, writes them all; then it runs again);
+#                      tracer drains its buffer on SIGUSR1 and says so;
+#                      it keeps running);
 #   sched_trace_clear  sync, then empty the file; the ksmbd_sched_conn
 #                      events it held are added to SCHED_CONNS_SEEN;
-#   sched_trace_stop   tracer off.
-# Events fired while sync restarts the tracer are not recorded: sync
+#   sched_trace_lost   events the tracer's ring buffer lost: as of the
+#                      last sync, or all of them after the stop;
+#   sched_trace_stop   tracer off (the file stays, complete).
+# Events fired between a clear's sync and its emptying are lost: clear
 # after an action, not during one.  Call these in the test's shell, not
 # in $(...): the tracer is a child of the shell that starts it.
 SCHED_TRACE_JSON=$sched_tmp/trace.json
@@ -67,17 +83,18 @@ sched_trace_start() {
 	SCHED_CONNS_SEEN=0
 	sched_ltrace_start "$SCHED_TRACE_JSON"
 }
-sched_trace_sync() {
-	[[ -n $SCHED_LTRACE_PID ]] || return 0
-	sched_ltrace_stop
-	sched_ltrace_run "$SCHED_TRACE_JSON"
+sched_trace_only() {
+	SCHED_CONNS_SEEN=0
+	sched_ltrace_start "$SCHED_TRACE_JSON" "$@"
 }
+sched_trace_sync() { sched_ltrace_drain; }
 sched_trace_clear() {
-	sched_ltrace_stop
+	sched_ltrace_drain
 	SCHED_CONNS_SEEN=$(( SCHED_CONNS_SEEN + $(sched_conn_count) ))
+	# The tracer appends (O_APPEND): it goes on at the new end.
 	: >"$SCHED_TRACE_JSON"
-	sched_ltrace_run "$SCHED_TRACE_JSON"
 }
+sched_trace_lost() { echo "${SCHED_LTRACE_LOST:-0}"; }
 # sched_conns_seen: ksmbd_sched_conn events since sched_trace_start,
 # across clears (sched_trace_sync first for all of them).
 sched_conns_seen() { echo $(( SCHED_CONNS_SEEN + $(sched_conn_count) )); }
@@ -101,11 +118,13 @@ sched_seen() { sched_events "$@" | grep -q .; }
 
 # sched_format EVENT JQ-CONDITION JQ-STRING: one line per EVENT event that
 # matches, JQ-STRING of it; "hex8" gives a number as the kernel prints a
-# class word (0x%08x).
+# class word (0x%08x), "read_path" a ksmbd_read_payload's path as the
+# kernel prints path= (splice for path 0, else copy).
 sched_format() {
 	sched_events "$1" "$2" | jq -r 'def hex8: . as $n | [range(7; -1; -1) as $i |
 		($n / pow(16; $i) | floor) % 16 | "0123456789abcdef"[.:.+1]] |
-		"0x" + join(""); '"$3"
+		"0x" + join("");
+		def read_path: if .path == 0 then "splice" else "copy" end; '"$3"
 }
 # sched_conn_events: one line per ksmbd_sched_conn event:
 #   NETNS PEER PORT CLASSWORD PROG
@@ -186,6 +205,17 @@ sched_expect_reqs() {
 	fi
 }
 
+# sched_stop_loop: kill the background loop whose pid the test keeps in
+# SCHED_LOOP_PID and wait for it; nothing if it is empty (safe in traps).
+SCHED_LOOP_PID=
+sched_stop_loop() {
+	if [[ -n $SCHED_LOOP_PID ]]; then
+		kill "$SCHED_LOOP_PID" 2>/dev/null || true
+		wait "$SCHED_LOOP_PID" 2>/dev/null || true
+	fi
+	SCHED_LOOP_PID=
+}
+
 # sched_jq FILTER JSON: JSON parses and FILTER is true (for vm_check).
 sched_jq() { jq -e "$1" <<<"$2" >/dev/null; }
 
@@ -227,19 +257,23 @@ sched_cleanup() {
 	return 0
 }
 
-# sched_ltrace_start FILE: "smb-classify -j trace" of the current netns
-# into FILE (emptied) in the background, from the moment it is ready.
-# The loader decodes the binary records (libtraceevent); tests read FILE
-# with jq.  sched_ltrace_run FILE: the same, appending to FILE.
+# sched_ltrace_start FILE [EVENT...]: "smb-classify -j trace [EVENT...]"
+# of the current netns into FILE (emptied) in the background, from the
+# moment it is ready.  The loader decodes the binary records
+# (libtraceevent); tests read FILE with jq.  sched_ltrace_run FILE
+# [EVENT...]: the same, appending to FILE.
 SCHED_LTRACE_PID=
+SCHED_LTRACE_FILE=
+SCHED_LTRACE_LOST=0
 sched_ltrace_start() {
 	sched_ltrace_stop
 	: >"$1"
-	sched_ltrace_run "$1"
+	sched_ltrace_run "$@"
 }
 sched_ltrace_run() {
-	local f
-	: >"$1.err"
+	local f file=$1
+	shift
+	: >"$file.err"
 	# Without the test's other descriptors: a FIFO a test closes to end
 	# a helper (22-clamp, 30-replace) must not stay open in the tracer.
 	(
@@ -247,22 +281,69 @@ sched_ltrace_run() {
 			f=${f##*/}
 			(( f > 2 )) && eval "exec $f>&-" 2>/dev/null
 		done
-		exec smb-classify -j trace
-	) >>"$1" 2>"$1.err" &
+		exec smb-classify -j trace "$@"
+	) >>"$file" 2>"$file.err" &
 	SCHED_LTRACE_PID=$!
-	vm_poll 30 grep -q '^tracing ksmbd events' "$1.err" ||
-		{ echo "FAIL: smb-classify trace did not start: $(cat "$1.err")"; return 1; }
+	SCHED_LTRACE_FILE=$file
+		SCHED_LTRACE_LOST=0
+	vm_poll 30 grep -q '^tracing ksmbd events' "$file.err" ||
+		{ echo "FAIL: smb-classify trace did not start: $(cat "$file.err")"; return 1; }
 }
 
 # sched_ltrace_sync FILE: stop the tracer; on SIGTERM it prints every
 # event recorded before, then exits, so FILE is complete afterwards.
 sched_ltrace_sync() { sched_ltrace_stop; }
 
+# sched_ltrace_drain: the running tracer's file holds every event
+# recorded so far: SIGUSR1, then its "sync N lost M" line on stderr
+# (bounded wait: 30 s); SCHED_LTRACE_LOST is M (in this shell).  The
+# tracer keeps running.  Returns 1 (with a message) if it does not
+# answer.  No process is started: under TCG a fork costs more than the
+# tracer takes to answer (a few ms).
+sched_ltrace_drain() {
+	local n deadline
+	[[ -n $SCHED_LTRACE_PID ]] || return 0
+	# Counted in the file: also right when called in $(...).
+	sched_ltrace_last_sync
+	n=${SCHED_LTRACE_LAST#sync }
+	n=$(( ${n%% *} + 1 ))
+	if ! kill -USR1 "$SCHED_LTRACE_PID" 2>/dev/null; then
+		sched_ltrace_stop	# it ended (-c, error): its file is complete
+		return 0
+	fi
+	deadline=$(( ${EPOCHREALTIME/./} + 30 * ${TEST_TIMEOUT_SCALE:-1} * 1000000 ))
+	while sched_ltrace_last_sync; [[ $SCHED_LTRACE_LAST != "sync $n "* ]]; do
+		if (( ${EPOCHREALTIME/./} > deadline )); then
+			echo "FAIL: smb-classify trace did not drain: $(cat "$SCHED_LTRACE_FILE.err")"
+			return 1
+		fi
+		read -r -t 0.01 -u "$SCHED_NAP_FD" || true
+	done
+	SCHED_LTRACE_LOST=${SCHED_LTRACE_LAST##* }
+}
+# sched_ltrace_last_sync: SCHED_LTRACE_LAST, the tracer's last "sync N
+# lost M" line ("sync 0 " before the first), read without a fork.
+sched_ltrace_last_sync() {
+	local l
+	SCHED_LTRACE_LAST="sync 0 "
+	while IFS= read -r l; do
+		[[ $l == "sync "* ]] && SCHED_LTRACE_LAST=$l
+	done <"$SCHED_LTRACE_FILE.err"
+	return 0
+}
+# A descriptor that never has data: "read -t" on it naps without a fork.
+exec {SCHED_NAP_FD}<> <(:)
+
+# sched_ltrace_stop: the tracer off; SCHED_LTRACE_LOST is what its ring
+# buffer lost in all (its last words: "note: the ring buffer lost N
+# events", none when N is 0).
 sched_ltrace_stop() {
 	[[ -n $SCHED_LTRACE_PID ]] || return 0
 	kill -TERM "$SCHED_LTRACE_PID" 2>/dev/null || true
 	wait "$SCHED_LTRACE_PID" 2>/dev/null || true
 	SCHED_LTRACE_PID=
+	SCHED_LTRACE_LOST=$(sed -n 's/^note: the ring buffer lost \([0-9]*\) events$/\1/p' "$SCHED_LTRACE_FILE.err" 2>/dev/null || true)
+	SCHED_LTRACE_LOST=${SCHED_LTRACE_LOST:-0}
 }
 
 # sched_check_netns_gone NAME INODE LINK_ID: after netns NAME (its inode

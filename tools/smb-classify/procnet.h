@@ -3,7 +3,7 @@
  * procnet.h - the text of /proc/net/ksmbd_sched and ksmbd_sched_clients,
  * parsed
  *
- * Pure functions, no libbpf: the unit tests link kstat.o directly.
+ * Pure functions, no libbpf: the unit tests link procnet.o directly.
  */
 #ifndef SMB_CLASSIFY_PROCNET_H
 #define SMB_CLASSIFY_PROCNET_H

@@ -21,15 +21,7 @@ source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 # shellcheck source=../testlib-sched.sh
 source "$VM_DIR/testlib-sched.sh"
 sched_need_built
-loop_pid=
-stop_loop() {
-	if [[ -n $loop_pid ]]; then
-		kill "$loop_pid" 2>/dev/null || true
-		wait "$loop_pid" 2>/dev/null || true
-		loop_pid=
-	fi
-}
-trap 'stop_loop; sched_cleanup' EXIT
+trap 'sched_stop_loop; sched_cleanup' EXIT
 
 tmp=$sched_tmp
 head -c 1M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
@@ -139,7 +131,7 @@ sched_trace_clear
 		smbclient "//127.0.0.1/$SMB_SHARE" "${sched_auth[@]}" -m SMB3 -c "ls" >/dev/null 2>&1 || true
 	done
 ) &
-loop_pid=$!
+SCHED_LOOP_PID=$!
 flips=6
 seen=$(sched_conn_count)
 for ((i = 0; i < flips; i++)); do
@@ -151,7 +143,7 @@ for ((i = 0; i < flips; i++)); do
 	vm_poll 60 sched_conn_count_gt "$seen" || vm_fail "no connection after replace $i"
 	seen=$(sched_conn_count)
 done
-stop_loop
+sched_stop_loop
 sched_trace_sync
 sched_conn_events >"$tmp/loop.events"
 n=$(sched_count ksmbd_sched_conn)
@@ -176,7 +168,7 @@ race_cleanup() {
 		holder=
 	fi
 }
-trap 'race_cleanup; stop_loop; sched_cleanup' EXIT
+trap 'race_cleanup; sched_stop_loop; sched_cleanup' EXIT
 mkfifo "$tmp/race.fifo"
 "$SCHED_ATTACH_TEST" race <"$tmp/race.fifo" >"$tmp/race.out" 2>&1 &
 holder=$!

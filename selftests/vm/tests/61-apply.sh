@@ -18,15 +18,7 @@ set -euo pipefail
 source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 # shellcheck source=../testlib-sched.sh
 source "$VM_DIR/testlib-sched.sh"
-loop_pid=
-stop_loop() {
-	if [[ -n $loop_pid ]]; then
-		kill "$loop_pid" 2>/dev/null || true
-		wait "$loop_pid" 2>/dev/null || true
-	fi
-	loop_pid=
-}
-trap 'stop_loop; sched_ltrace_stop; sched_cleanup' EXIT
+trap 'sched_stop_loop; sched_ltrace_stop; sched_cleanup' EXIT
 
 tmp=$sched_tmp
 UNIT_IN=$VM_CHECKOUT/tools/smb-classify/dist/smb-classify.service.in
@@ -128,13 +120,13 @@ sched_ltrace_start "$tmp/swap.json"
 	smb-classify apply "$tmp/b.conf" >/dev/null
 	smb-classify apply "$tmp/a.conf" >/dev/null
   done ) &
-loop_pid=$!
+SCHED_LOOP_PID=$!
 n=0
-while kill -0 "$loop_pid" 2>/dev/null && (( n < 40 )); do
+while kill -0 "$SCHED_LOOP_PID" 2>/dev/null && (( n < 40 )); do
 	sched_smbclient 127.0.0.2 "get data.bin $tmp/sw.bin" >/dev/null 2>&1 && n=$((n + 1))
 done
-wait "$loop_pid"
-loop_pid=
+wait "$SCHED_LOOP_PID"
+SCHED_LOOP_PID=
 sched_ltrace_sync "$tmp/swap.json"
 words=$(jq -r 'select(.event == "ksmbd_sched_conn" and .peer == "::ffff:127.0.0.2") | .class_word' "$tmp/swap.json" |
 	while read -r w; do printf '0x%08x\n' "$w"; done | sort | uniq -c | tr '\n' ' ')

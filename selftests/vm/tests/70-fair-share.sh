@@ -59,8 +59,9 @@ stop_clients() {
 	smb-classify unload >/dev/null
 }
 
-# share_of DESC PAT_A PAT_B WANT_PERMILLE: share of contested dispatches
-# matching PAT_A among those matching PAT_A or PAT_B.
+# share_of DESC COND_A COND_B WANT_PERMILLE: share of contested
+# dispatches matching jq condition COND_A among those matching COND_A or
+# COND_B.
 share_of() {
 	local desc=$1 a b
 	a=$(fair_contested "$2")
@@ -80,7 +81,7 @@ fair_trace_dispatch_on
 start_clients 32
 if fair_trace_window "$N"; then
 	share_of "class 1 (1 conn) share vs class 2 (4 conns)" \
-		' class=1 ' ' class=2 ' 500
+		'.class == 1' '.class == 2' 500
 else
 	vm_fail "2 classes: no counting window"
 fi
@@ -94,7 +95,7 @@ fair_trace_dispatch_on
 start_clients 32
 if fair_trace_window "$N"; then
 	share_of "class 1 weight 3 (1 conn) share vs class 2 weight 1 (4 conns)" \
-		' class=1 ' ' class=2 ' 750
+		'.class == 1' '.class == 2' 750
 else
 	vm_fail "weights 3:1: no counting window"
 fi
@@ -107,10 +108,10 @@ fair_trace_dispatch_on
 start_clients 32
 if fair_trace_window "$N"; then
 	share_of "per-peer: peer .2 (1 conn) share vs peer .3 (4 conns)" \
-		' client=1/::ffff:127.0.0.2 ' ' client=1/::ffff:127.0.0.3 ' 500
+		'.class == 1 and .peer == "::ffff:127.0.0.2"' '.class == 1 and .peer == "::ffff:127.0.0.3"' 500
 	vm_check "per-peer: every contested dispatch is of peer .2 or .3" \
-		test "$(fair_contested)" -eq \
-		$(( $(fair_contested ' client=1/::ffff:127.0.0.2 ') + $(fair_contested ' client=1/::ffff:127.0.0.3 ') ))
+		test "$(fair_contested true)" -eq \
+		$(( $(fair_contested '.class == 1 and .peer == "::ffff:127.0.0.2"') + $(fair_contested '.class == 1 and .peer == "::ffff:127.0.0.3"') ))
 else
 	vm_fail "per-peer: no counting window"
 fi

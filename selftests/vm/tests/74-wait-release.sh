@@ -70,7 +70,6 @@ phase() {
 		test "$(cat "$dir/ready")" = 9
 
 	fair_trace_dispatch_on
-	echo 1 >"$SCHED_TRACE/tracing_on"
 	sched_mount 127.0.0.4 127.0.0.1 "$dir/c" "$mopt"
 	fio --name=c --filename="$dir/c/data.bin" --rw=randread --bs=64k \
 		--iodepth=2 --ioengine=libaio --direct=1 --time_based \
@@ -89,7 +88,7 @@ phase() {
 	else
 		vm_fail "[$mode] only $(( $(sched_proc wait_releases) - w0 )) of B's $OPENS CREATEs gave their slot back"
 	fi
-	echo "  [$mode] while B waits: $(grep -E '^(inflight|queued|clients|wait_releases|stall_admits|bypass):' "$SCHED_PROC" | tr '\n' ' ')"
+	echo "  [$mode] while B waits: $(sched_proc_show inflight queued clients wait_releases stall_admits bypass)"
 
 	rc=0
 	wait "$openers" || rc=$?
@@ -99,14 +98,13 @@ phase() {
 	wait "$fio_pid" || rc=$?
 	vm_check "[$mode] C's fio finished (exit $rc)" test "$rc" = 0
 	local lat ios
-	echo 0 >"$SCHED_TRACE/tracing_on"
+	sched_trace_stop
 	lat=$(fio_max_lat_ms "$dir/c.json")
 	ios=$(fio_ios "$dir/c.json")
 	# C's READs at the server: the longest wait in the dispatcher
 	local dwait
-	dwait=$(grep 'client=0/::ffff:127.0.0.4 cmd=READ' "$SCHED_TRACE/trace" |
-		sed -n 's/.* wait_ns=\([0-9]*\) .*/\1/p' |
-		awk '{ if ($1 > m) m = $1; n++ } END { printf "%d %d", n, m / 1000000 }')
+	dwait=$(sched_events ksmbd_sched_dispatch '.class == 0 and .peer == "::ffff:127.0.0.4" and .cmd == "READ"' |
+		jq -rs '"\(length) \(map(.wait_ns) | max // 0 | . / 1000000 | floor)"')
 	echo "  [$mode] C: fio clat p99 $(jq -r '.jobs[0].read.clat_ns.percentile["99.000000"] / 1000000 | floor' "$dir/c.json") ms, p99.9 $(jq -r '.jobs[0].read.clat_ns.percentile["99.900000"] / 1000000 | floor' "$dir/c.json") ms, max $lat ms; READs dispatched at the server: ${dwait% *}, longest dispatcher wait ${dwait#* } ms"
 	vm_check "[$mode] C's READs seen at the server (${dwait% *})" test "${dwait% *}" -ge 100
 	vm_check "[$mode] no READ of C waited 1 s or more in the dispatcher (${dwait#* } ms)" test "${dwait#* }" -lt 1000

@@ -189,7 +189,7 @@ if start_hog a2; then
 else
 	vm_fail "(b) second A never stopped with a full receive queue"
 fi
-grep -E '^(inflight|queued|clients|payloads|payload_pages):' /proc/net/ksmbd_sched | tr '\n' ' '; echo
+sched_proc_show inflight queued clients payloads payload_pages
 smb-classify unload >/dev/null
 vm_check "(b) after unload: payloads 0, payload_pages 0" vm_sched_held_zero
 vm_finish

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 # bash completion for smb-classify(8): commands, options, and from the
 # running state the classes (policy del/set, prefix add) and the prefixes
-# (prefix del).
+# (prefix del), and the ksmbd events (trace).
 
 _smb_classify_netns()
 {
@@ -30,6 +30,15 @@ _smb_classify_prefixes()
 	# shellcheck disable=SC2046
 	smb-classify $(_smb_classify_netns) -j prefix list 2>/dev/null |
 		grep -o '"prefix":"[^"]*"' | cut -d'"' -f4
+}
+
+# The ksmbd tracepoints, for "trace EVENT...".
+_smb_classify_events()
+{
+	local d
+	for d in /sys/kernel/tracing/events/ksmbd/ksmbd_*/; do
+		[[ -d $d ]] && basename "$d"
+	done
 }
 
 _smb_classify()
@@ -73,6 +82,7 @@ _smb_classify()
 		prefix) COMPREPLY=( $(compgen -W "add del list help" -- "$cur") ) ;;
 		policy) COMPREPLY=( $(compgen -W "set del show help" -- "$cur") ) ;;
 		load|replace|apply) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
+		trace) COMPREPLY=( $(compgen -W "$(_smb_classify_events)" -- "$cur") ) ;;
 		esac
 		return ;;
 	esac
@@ -96,6 +106,8 @@ _smb_classify()
 		fi ;;
 	load/*|replace/*)
 		COMPREPLY=( $(compgen -W "max-inflight" -- "$cur") ) ;;
+	trace/*)
+		COMPREPLY=( $(compgen -W "$(_smb_classify_events)" -- "$cur") ) ;;
 	esac
 }
 complete -F _smb_classify smb-classify
