@@ -307,6 +307,8 @@ static void test_bad_load_trace(void **state)
 	expect_error(A("-c", "x", "trace"));
 	expect_error(A("-c", "4294967296", "trace"));
 	expect_error(A("trace", "-c"));
+	expect_error(A("trace", "filter"));
+	expect_error(A("trace", "filter", "waited == 1", "filter", "x"));
 	expect_error(A("-c", "5", "status"));
 	expect_json_error(A("-c", "0", "trace"));
 }
@@ -323,7 +325,7 @@ static void test_help_version(void **state)
 	assert_non_null(strstr(r->out, "prefix add CIDR CLASS"));
 	assert_non_null(strstr(r->out, "policy set CLASS [splice-min N|off] [unbound-min N|off]"));
 	assert_non_null(strstr(r->out, "load [OBJ] [max-inflight N]"));
-	assert_non_null(strstr(r->out, "trace [-c COUNT] [EVENT...]"));
+	assert_non_null(strstr(r->out, "trace [-c COUNT] [EVENT...] [filter EXPR]"));
 	assert_string_equal(r->err, "");
 	run(r, A("-V"));
 	assert_int_equal(r->status, 0);

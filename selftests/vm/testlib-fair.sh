@@ -155,7 +155,7 @@ fair_permille() { echo $(( ($1 * 1000 + $2 / 2) / $2 )); }
 
 # fair_trace_dispatch_on: the loader's tracer on, of the dispatch
 # tracepoint only (sched_trace_only ksmbd_sched_dispatch); the events
-# in SCHED_TRACE_JSON.
+# in SCHED_TRACE_JSON.  (fair_trace_window starts its own.)
 fair_trace_dispatch_on() { sched_trace_only ksmbd_sched_dispatch; }
 
 # fair_trace_overruns: events the tracer's ring buffer lost (after
@@ -174,8 +174,10 @@ fair_cleanup() {
 # served; when one client's queue is empty the dispatcher is
 # work-conserving and serves whoever is waiting, which says nothing about
 # the policy.  Counting these makes the share independent of how fast the
-# clients themselves can submit (CPU speed, vCPUs).  A jq condition.
+# clients themselves can submit (CPU speed, vCPUs).  As a jq condition,
+# and as the kernel's event filter (fair_trace_window).
 FAIR_CONTESTED='.waited == 1 and .clients >= 2'
+FAIR_CONTESTED_FILTER='waited == 1 && clients >= 2'
 
 # fair_contested [JQ-CONDITION]: contested dispatches in SCHED_TRACE_JSON
 # (matching JQ-CONDITION too, e.g. '.class == 1' or
@@ -183,32 +185,20 @@ FAIR_CONTESTED='.waited == 1 and .clients >= 2'
 fair_contested() {
 	sched_count ksmbd_sched_dispatch "$FAIR_CONTESTED and (${1:-true})"
 }
-# fair_contested_reached N: at least N contested dispatches in the file
-# (for vm_poll).  jq over the growing file is the costly part under TCG,
-# where it takes the clients' CPU: it runs only once the file holds N
-# events at all, and then with a pause of 2 s after each count.
-FAIR_NEXT_COUNT=0
-fair_contested_reached() {
-	(( ${EPOCHREALTIME/./} >= FAIR_NEXT_COUNT )) || return 1
-	if (( $(wc -l <"$SCHED_TRACE_JSON") >= $1 )) &&
-	   (( $(fair_contested true) >= $1 )); then
-		return 0
-	fi
-	FAIR_NEXT_COUNT=$(( ${EPOCHREALTIME/./} + 2000000 ))
-	return 1
-}
 
-# fair_trace_window N: with the tracer on (fair_trace_dispatch_on) and
-# clients started, count from the moment two clients wait (the file
-# emptied then) until N contested dispatches are in the file (bounded:
-# 60 s to start, 120 s to count); then the tracer is off and the file
-# complete.  Returns 1 if the window never started or never reached N.
+# fair_trace_window N: with clients started, count from the moment two
+# clients wait until N contested dispatches: the loader's tracer, started
+# then, gets only those (the kernel filters them: FAIR_CONTESTED_FILTER)
+# and stops by itself after N (trace -c N); then the file is complete.
+# Bounded: 60 s to start, 120 s to count.  Returns 1 if the window never
+# started or never reached N.
 fair_trace_window() {
 	local n=$1
 	vm_poll 60 fair_at_least clients 2 || {
 		echo "window: never 2 clients waiting"; return 1; }
-	sched_trace_clear
-	vm_poll 120 fair_contested_reached "$n" || {
+	sched_trace_only -c "$n" ksmbd_sched_dispatch filter "$FAIR_CONTESTED_FILTER" ||
+		return 1
+	vm_poll 120 vm_settled "$SCHED_LTRACE_PID" || {
 		sched_trace_stop
 		echo "window: only $(fair_contested true) contested dispatches in 120 s"
 		return 1; }

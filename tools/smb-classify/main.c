@@ -96,22 +96,6 @@ int p_errno(int err, const char *fmt, ...)
 }
 
 /**
- * p_info() - a note for the user: stdout as text, nothing with -j
- * @fmt: printf format of one line, without newline.
- */
-void p_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (json_output)
-		return;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-/**
  * stop_point() - test hook: stop here when SMB_CLASSIFY_STOP_AT names @name
  * @name: the point ("locked", "loaded", "maps-pinned", "attached",
  *        "pinned", "renamed", "detached"; see smb-classify(8)).
@@ -161,7 +145,7 @@ static const char *const grammar[] = {
 	"policy show",
 	"apply [FILE] [--dry-run]",
 	"dump",
-	"trace [-c COUNT] [EVENT...]",
+	"trace [-c COUNT] [EVENT...] [filter EXPR]",
 	"help",
 };
 

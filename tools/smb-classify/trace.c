@@ -45,6 +45,7 @@
 #define INSTANCE_PREFIX		"smb-classify-"
 
 struct trace_ctx {
+	const char *filter;
 	struct tep_handle *tep;
 	struct tracefs_instance *inst;
 	bool ts_ns;
@@ -226,19 +227,39 @@ static int on_event(struct tep_event *event, struct tep_record *rec,
 	return 0;
 }
 
-/* Filter each ksmbd event to the netns; name those that cannot be. */
-static int set_filters(struct trace_ctx *t, unsigned long ino)
+/* Whether @name is one of the @argc events of @argv (all if none). */
+static bool selected(const char *name, int argc, char **argv)
 {
-	char filter[64], unfiltered[256] = "";
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return !argc;
+}
+
+/*
+ * Filter each selected ksmbd event to the netns, and to "filter EXPR"
+ * when given; name those that cannot be filtered to the netns.
+ */
+static int set_filters(struct trace_ctx *t, unsigned long ino, int argc,
+		       char **argv)
+{
+	char filter[512], unfiltered[256] = "";
 	struct tep_event **events;
 	size_t off = 0;
 	int i, n, err = 0;
 
-	snprintf(filter, sizeof(filter), "netns_ino == %lu", ino);
+	if (t->filter)
+		snprintf(filter, sizeof(filter), "netns_ino == %lu && (%s)",
+			 ino, t->filter);
+	else
+		snprintf(filter, sizeof(filter), "netns_ino == %lu", ino);
 	n = tep_get_events_count(t->tep);
 	events = tep_list_events(t->tep, TEP_EVENT_SORT_ID);
 	for (i = 0; events && i < n && !err; i++) {
-		if (strcmp(events[i]->system, "ksmbd"))
+		if (strcmp(events[i]->system, "ksmbd") ||
+		    !selected(events[i]->name, argc, argv))
 			continue;
 		if (!tep_find_field(events[i], "netns_ino")) {
 			off += snprintf(unfiltered + off,
@@ -322,7 +343,7 @@ static int trace_setup(struct trace_ctx *t, const struct ns_ctx *ns,
 	t->ts_ns = clock_is_ns(t->inst);
 	/* Wake the poll on any data, not at half a buffer. */
 	tracefs_instance_file_write(t->inst, "buffer_percent", "0");
-	if (set_filters(t, ns->ino))
+	if (set_filters(t, ns->ino, argc, argv))
 		return -EINVAL;
 	return enable_events(t, argc, argv);
 }
@@ -405,10 +426,12 @@ static int stream(struct trace_ctx *t, const sigset_t *waitmask)
 }
 
 /**
- * do_trace() - "trace [EVENT...]": print the ksmbd tracepoints as they fire
+ * do_trace() - "trace [EVENT...] [filter EXPR]": print the ksmbd
+ *              tracepoints as they fire
  * @argc: number of @argv (-c COUNT is a global option, in trace_count).
- * @argv: event names (ksmbd_sched_dispatch, ...); none for every ksmbd
- *        event.
+ * @argv: event names (ksmbd_sched_dispatch, ...), none for every ksmbd
+ *        event; "filter EXPR": a tracefs filter of their fields
+ *        ("waited == 1 && clients >= 2"), ANDed with the netns's.
  *
  * Return: 0 or a negative errno, reported.
  */
@@ -423,6 +446,19 @@ int do_trace(int argc, char **argv)
 	struct ns_ctx ns;
 	int err;
 
+	for (i = 0; i < (size_t)argc; i++) {
+		if (strcmp(argv[i], "filter"))
+			continue;
+		if (t.filter || i + 1 == (size_t)argc || !argv[i + 1][0]) {
+			p_err("trace: filter %s", t.filter ? "given twice" :
+			      "needs an expression");
+			return -EINVAL;
+		}
+		t.filter = argv[i + 1];
+		memmove(argv + i, argv + i + 2, (argc - i - 2) * sizeof(*argv));
+		argc -= 2;
+		i--;
+	}
 	err = ns_resolve(&ns, true);
 	if (err)
 		return err;

@@ -77,7 +77,6 @@ share_of() {
 fair_load 2
 smb-classify prefix add 127.0.0.2/32 1 >/dev/null
 smb-classify prefix add 127.0.0.3/32 2 >/dev/null
-fair_trace_dispatch_on
 start_clients 32
 if fair_trace_window "$N"; then
 	share_of "class 1 (1 conn) share vs class 2 (4 conns)" \
@@ -91,7 +90,6 @@ stop_clients "2 classes"
 fair_load 2
 smb-classify prefix add 127.0.0.2/32 1 weight 3 >/dev/null
 smb-classify prefix add 127.0.0.3/32 2 >/dev/null
-fair_trace_dispatch_on
 start_clients 32
 if fair_trace_window "$N"; then
 	share_of "class 1 weight 3 (1 conn) share vs class 2 weight 1 (4 conns)" \
@@ -104,7 +102,6 @@ stop_clients "weights 3:1"
 # ---- one PER_PEER class: peers are the clients ------------------------------
 fair_load 2
 smb-classify prefix add 127.0.0.0/8 1 per-peer >/dev/null
-fair_trace_dispatch_on
 start_clients 32
 if fair_trace_window "$N"; then
 	share_of "per-peer: peer .2 (1 conn) share vs peer .3 (4 conns)" \

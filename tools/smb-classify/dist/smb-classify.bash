@@ -82,7 +82,7 @@ _smb_classify()
 		prefix) COMPREPLY=( $(compgen -W "add del list help" -- "$cur") ) ;;
 		policy) COMPREPLY=( $(compgen -W "set del show help" -- "$cur") ) ;;
 		load|replace|apply) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
-		trace) COMPREPLY=( $(compgen -W "$(_smb_classify_events)" -- "$cur") ) ;;
+		trace) COMPREPLY=( $(compgen -W "$(_smb_classify_events) filter" -- "$cur") ) ;;
 		esac
 		return ;;
 	esac
@@ -107,7 +107,7 @@ _smb_classify()
 	load/*|replace/*)
 		COMPREPLY=( $(compgen -W "max-inflight" -- "$cur") ) ;;
 	trace/*)
-		COMPREPLY=( $(compgen -W "$(_smb_classify_events)" -- "$cur") ) ;;
+		COMPREPLY=( $(compgen -W "$(_smb_classify_events) filter" -- "$cur") ) ;;
 	esac
 }
 complete -F _smb_classify smb-classify
