@@ -26,6 +26,18 @@ fair_obj() {
 # fair_load N: attach the prefix classifier with max_inflight N.
 fair_load() { smb-classify load "$(fair_obj "$1")" >/dev/null; }
 
+# fair_two_classes N: the prefix classifier with max_inflight N, and two
+# clients with their own source addresses: 127.0.0.2 in class 1 and
+# 127.0.0.3 in class 2 (routes through testlib-read.sh's read_route_src,
+# removed by read_cleanup).
+fair_two_classes() {
+	read_route_src 127.0.0.2
+	read_route_src 127.0.0.3
+	fair_load "$1"
+	smb-classify prefix add 127.0.0.2/32 1 >/dev/null
+	smb-classify prefix add 127.0.0.3/32 2 >/dev/null
+}
+
 # fair_class_field ID FIELD: a counter of class ID's "class:" line (0 if
 # the class has not been seen yet).
 fair_class_field() { sched_class_field "$@"; }

@@ -49,12 +49,8 @@ tmp=$sched_tmp
 head -c "$SIZE" /dev/urandom >"$tmp/src.bin"
 truncate -s "$SIZE" "$SMB_SHARE_DIR/flood.bin"
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/other.bin"
-read_route_src 127.0.0.2
-read_route_src 127.0.0.3
 
-fair_load 1
-smb-classify prefix add 127.0.0.2/32 1 >/dev/null
-smb-classify prefix add 127.0.0.3/32 2 >/dev/null
+fair_two_classes 1
 budget=$(sched_proc max_inflight)
 qbmax=$(sched_proc client_qbytes_max)
 # A WRITE of 1 MiB is charged to the byte cap as its message: 64 bytes of

@@ -30,11 +30,8 @@ CLIENTS=/proc/net/ksmbd_sched_clients
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/big.bin"
 head -c 4M /dev/urandom >"$SMB_SHARE_DIR/other.bin"
 want_other=$(sched_sha "$SMB_SHARE_DIR/other.bin")
-read_route_src 127.0.0.2
 
-fair_load 1
-smb-classify prefix add 127.0.0.2/32 1 >/dev/null
-smb-classify prefix add 127.0.0.3/32 2 >/dev/null
+fair_two_classes 1
 cap=$(sched_proc client_queued_max)
 t0=$(sched_proc throttled)
 

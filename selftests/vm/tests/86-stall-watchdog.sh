@@ -52,12 +52,8 @@ LOGLINE='ksmbd: sched: a request waited'
 head -c 64K /dev/urandom >"$tmp/src.bin"
 truncate -s 64K "$SMB_SHARE_DIR/locked.bin"
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/other.bin"
-read_route_src 127.0.0.2
-read_route_src 127.0.0.3
 
-fair_load 2
-smb-classify prefix add 127.0.0.2/32 1 >/dev/null
-smb-classify prefix add 127.0.0.3/32 2 >/dev/null
+fair_two_classes 2
 budget=$(sched_proc max_inflight)
 wd_ms=$(sched_proc watchdog_ms)
 s0=$(sched_proc stall_admits)

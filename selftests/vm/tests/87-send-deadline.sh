@@ -41,12 +41,8 @@ tmp=$sched_tmp
 LOGLINE='a reply was not read by the client before its deadline'
 head -c 4M /dev/urandom >"$SMB_SHARE_DIR/big.bin"
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/other.bin"
-read_route_src 127.0.0.2
-read_route_src 127.0.0.3
 
-fair_load 1
-smb-classify prefix add 127.0.0.2/32 1 >/dev/null
-smb-classify prefix add 127.0.0.3/32 2 >/dev/null
+fair_two_classes 1
 seq0=$("$VM_DIR/kmsg-since" -1 | sed -n 's/^seq //p')
 w0=$(sched_proc wait_releases)
 
