@@ -29,23 +29,13 @@ make -s -C selftests/vm >/dev/null
 [[ -x tools/smb-classify/smb-classify ]] || make -s -C tools/smb-classify >/dev/null
 
 timeout=${VM_TIMEOUT:-$( [[ ${BENCH_QUICK:-0} == 1 ]] && echo 1200 || echo 5400 )}
-echo "bench: one VM boot, output in $OUT (timeout ${timeout} s)" >&2
 # shellcheck source=lib.sh
 source "$here/lib.sh"
-bench_load_sampler_start "$OUT"
-rc=0
-VM_TIMEOUT=$timeout selftests/vm/run -t "$timeout" -o "$OUT/vm" \
+bench_vm "$OUT" "$timeout" bench-cost.md \
 	env BENCH_QUICK="${BENCH_QUICK:-0}" BENCH_QUIET_LOAD="${BENCH_QUIET_LOAD:-3}" \
 	${BENCH_CLIENTS:+BENCH_CLIENTS="$BENCH_CLIENTS"} \
 	${BENCH_COST_FUNCS:+BENCH_COST_FUNCS="$BENCH_COST_FUNCS"} \
 	${BENCH_COST_INFLIGHT:+BENCH_COST_INFLIGHT="$BENCH_COST_INFLIGHT"} \
 	${BENCH_COST_DEPTH:+BENCH_COST_DEPTH="$BENCH_COST_DEPTH"} \
-	selftests/bench/in-vm-cost.sh >"$OUT/stdout" || rc=$?
-bench_load_sampler_stop "$OUT"
-cp "$OUT/vm/results/"* "$OUT/" 2>/dev/null || true
-if [[ $rc != 0 || ! -s $OUT/bench-cost.md ]]; then
-	echo "bench: the VM run failed (status $rc); see $OUT/vm" >&2
-	tail -n 20 "$OUT/stdout" >&2 || true
-	exit 1
-fi
+	selftests/bench/in-vm-cost.sh
 cat "$OUT/bench-cost.md"

@@ -9,6 +9,13 @@
 #                                 2 s while the VM runs (the guest reads it
 #                                 over 9p, uncached: $SMB_RESULTS/host-loadavg)
 #   bench_load_sampler_stop OUT   stop it, record OUT/host-loadavg.end
+#   bench_vm OUT TIMEOUT REPORT CMD...
+#                                 one VM boot (selftests/vm/run, from the
+#                                 checkout's top) running CMD with the
+#                                 sampler around it, CMD's stdout in
+#                                 OUT/stdout, the guest's results copied to
+#                                 OUT; fails (exit 1, the output's tail) when
+#                                 the run failed or OUT/REPORT is empty
 # Guest side (in-vm*.sh):
 #   bench_load_host               the host's 1-minute load now, "-" if unknown
 #   bench_load_guest              the guest's
@@ -38,6 +45,22 @@ bench_load_sampler_stop() {
 	[[ -n $BENCH_SAMPLER ]] && kill "$BENCH_SAMPLER" 2>/dev/null
 	BENCH_SAMPLER=
 	cat /proc/loadavg >"$1/host-loadavg.end"
+}
+
+bench_vm() {
+	local out=$1 timeout=$2 report=$3 rc=0
+	shift 3
+	echo "bench: one VM boot, output in $out (timeout ${timeout} s)" >&2
+	bench_load_sampler_start "$out"
+	VM_TIMEOUT=$timeout selftests/vm/run -t "$timeout" -o "$out/vm" \
+		"$@" >"$out/stdout" || rc=$?
+	bench_load_sampler_stop "$out"
+	cp "$out/vm/results/"* "$out/" 2>/dev/null || true
+	if [[ $rc != 0 || ! -s $out/$report ]]; then
+		echo "bench: the VM run failed (status $rc); see $out/vm" >&2
+		tail -n 20 "$out/stdout" >&2 || true
+		exit 1
+	fi
 }
 
 bench_load_host() {

@@ -30,23 +30,10 @@ cd "$top"
 [[ -x tools/smb-classify/smb-classify ]] || make -s -C tools/smb-classify >/dev/null
 
 timeout=${VM_TIMEOUT:-$( [[ ${BENCH_QUICK:-0} == 1 ]] && echo 600 || echo 1800 )}
-echo "bench: one VM boot, output in $OUT (timeout ${timeout} s)" >&2
-
-# The host's load, for the guest to record around every run.
 # shellcheck source=lib.sh
 source "$here/lib.sh"
-bench_load_sampler_start "$OUT"
-
-rc=0
-VM_TIMEOUT=$timeout selftests/vm/run -t "$timeout" -o "$OUT/vm" \
+bench_vm "$OUT" "$timeout" bench-splice.md \
 	env BENCH_QUICK="${BENCH_QUICK:-0}" BENCH_PARTS="${BENCH_PARTS:-read default write order}" \
 	BENCH_RUNS="${BENCH_RUNS:-3}" BENCH_QUIET_LOAD="${BENCH_QUIET_LOAD:-3}" \
-	selftests/bench/in-vm-splice.sh >"$OUT/stdout" || rc=$?
-bench_load_sampler_stop "$OUT"
-cp "$OUT/vm/results/"* "$OUT/" 2>/dev/null || true
-if [[ $rc != 0 || ! -s $OUT/bench-splice.md ]]; then
-	echo "bench: the VM run failed (status $rc); see $OUT/vm" >&2
-	tail -n 20 "$OUT/stdout" >&2 || true
-	exit 1
-fi
+	selftests/bench/in-vm-splice.sh
 cat "$OUT/bench-splice.md"
