@@ -27,6 +27,8 @@
 #                 $CACHE_DIR/build-series-m).  Both start from the
 #                 in-tree kernel's .config; ccache and the O= trees make
 #                 every build after the first incremental.
+#                 BUILD_ONLY="3 4" builds only those patches (the series
+#                 is still made, and checked, whole).
 #   CHECKPATCH=1  also run checkpatch.pl --strict over every patch of
 #                 the series in $OUT, as scripts/checkpatch.sh does
 set -euo pipefail
@@ -144,7 +146,7 @@ build_one() {
 	make -s -C "$WT" O="$obj" CC="ccache gcc" -j"$(($(nproc) + 1))" \
 		"$@" >/dev/null 2>"$obj/build-$n.log" ||
 		{ echo "[series] patch $n does not build with SMB_SERVER=$how: $obj/build-$n.log" >&2; exit 1; }
-	echo "[series] $n builds with SMB_SERVER=$how"
+	echo "[series] $n builds with SMB_SERVER=$how ($(date -u +%T))"
 }
 
 for ((n = 1; n <= N; n++)); do
@@ -164,7 +166,8 @@ for ((n = 1; n <= N; n++)); do
 		-c user.email="$(sed -n 's/^From: .*<\(.*\)>/\1/p' "$p")" \
 		commit -q -m "$msg" -m "$body"
 	echo "[series] $n: $msg"
-	if [ -n "${BUILD_EACH:-}" ]; then
+	if [ -n "${BUILD_EACH:-}" ] &&
+	   { [ -z "${BUILD_ONLY:-}" ] || [[ " $BUILD_ONLY " == *" $n "* ]]; }; then
 		build_one "$n" "$OBJ" y bzImage
 		build_one "$n" "$OBJM" m vmlinux modules
 		[ -f "$OBJM/fs/smb/server/ksmbd.ko" ] ||
