@@ -7,7 +7,8 @@
 #   make module        ksmbd.ko for Debian's 6.12 kernel (out of tree, cached)
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
 #   make deb           the DKMS package (ksmbd.ko) and the smb-classify package
-#   make check         host unit tests (cmocka), kernel/patches apply; seconds
+#   make check         host unit tests (cmocka), kernel/patches apply,
+#                      kernel/deltas derive from kernel/fs; seconds
 #   make test          check + the VM suite (real ksmbd, real SMB clients) on
 #                      Debian's kernel with our ksmbd.ko (VM_KERNEL=tiny or
 #                      KDEBUG=1: the in-tree kernel, ksmbd built in)
@@ -17,7 +18,7 @@
 #   make stress        bounded stress runs in the VM (storm, smbtorture wide)
 #   make checkpatch    checkpatch.pl --strict over kernel/
 #   make kernel-series the upstream-style patch series (BUILD_EACH=1 builds
-#                      every step)
+#                      every step, CHECKPATCH=1 checks every patch)
 #   make install       install smb-classify, its man pages, bash completion
 #                      and smb-classify.service (PREFIX=/usr/local)
 #   make clean         remove build outputs in the checkout
@@ -114,6 +115,7 @@ check: tools
 	$(MAKE) -C selftests/unit run
 	$(MAKE) -C tools/smb-classify verify-unit
 	scripts/kernel.sh check-patches
+	scripts/kernel-series.sh check
 
 vmtest: $(VM_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
