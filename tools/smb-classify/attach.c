@@ -99,39 +99,15 @@ static struct bpf_map *object_ops_map(struct bpf_object *obj,
 	return NULL;
 }
 
-/**
- * struct shared_map - a map of the object kept across load and replace
- * @name:  map name in the object, and of its pin in the netns's dir.
- * @type:  map type it must have.
- * @key:   key size.
- * @value: value size.
- * @what:  what it must be, for the error message.
- * @open:  opens the pinned one (prefixes_open(), policy_open()).
- *
- * Each is filled by its own command (prefix add, policy set) before or
- * after load and outlives a replace: a new object's map of that name is
- * replaced by the pinned one, or, if none is pinned yet, pinned.  apply
- * instead fills fresh maps and pins them in place of the old ones.
- */
-struct shared_map {
-	const char *name;
-	enum bpf_map_type type;
-	__u32 key;
-	__u32 value;
-	const char *what;
-	int (*open)(struct ns_ctx *ns, bool create, int *map_fd);
-};
+/* The pin of shared_maps[@i] as NAME@suffix ("" or "_new", see apply.c). */
+static void shared_pin_path(const struct ns_ctx *ns, unsigned int i,
+			    const char *suffix, char *buf)
+{
+	char name[32];
 
-static const struct shared_map shared_maps[] = {
-	{ SMB_PREFIXES_MAP_NAME, BPF_MAP_TYPE_LPM_TRIE,
-	  sizeof(struct smb_prefix_key), sizeof(__u32),
-	  "an LPM trie of struct smb_prefix_key to __u32", prefixes_open },
-	{ SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
-	  sizeof(__u32), sizeof(struct smb_policy),
-	  "a hash of __u32 class id to struct smb_policy", policy_open },
-};
-
-#define NSHARED	ARRAY_SIZE(shared_maps)
+	snprintf(name, sizeof(name), "%s%s", shared_maps[i].name, suffix);
+	ns_pin_path(ns, name, buf);
+}
 
 /*
  * Check the object's shared maps and, unless @fresh, make them the pinned
@@ -161,7 +137,7 @@ static int object_reuse_maps(struct ns_ctx *ns, struct bpf_object *obj,
 		}
 		if (fresh)
 			continue;
-		err = sm->open(ns, false, &map_fd[i]);
+		err = shared_open(ns, i, false, &map_fd[i]);
 		if (err)
 			return err;
 		if (map_fd[i] < 0)
@@ -182,7 +158,7 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 			   const int map_fd[NSHARED], const char *suffix,
 			   bool pinned[NSHARED])
 {
-	char name[32], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct bpf_map *map;
 	unsigned int i;
 	int err;
@@ -191,9 +167,7 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 		map = bpf_object__find_map_by_name(obj, shared_maps[i].name);
 		if (!map || map_fd[i] >= 0)
 			continue;
-		snprintf(name, sizeof(name), "%s%s", shared_maps[i].name,
-			 suffix);
-		ns_pin_path(ns, name, path);
+		shared_pin_path(ns, i, suffix, path);
 		unlink(path);	/* a _new pin of a killed apply */
 		err = bpf_obj_pin(bpf_map__fd(map), path);
 		if (err)
@@ -208,17 +182,15 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 static int finish_pins(struct ns_ctx *ns, const char *suffix,
 		       const bool pinned[NSHARED], bool keep)
 {
-	char name[32], from[PATH_MAX], to[PATH_MAX];
+	char from[PATH_MAX], to[PATH_MAX];
 	unsigned int i;
 	int err = 0;
 
 	for (i = 0; i < NSHARED; i++) {
 		if (!pinned[i])
 			continue;
-		snprintf(name, sizeof(name), "%s%s", shared_maps[i].name,
-			 suffix);
-		ns_pin_path(ns, name, from);
-		ns_pin_path(ns, shared_maps[i].name, to);
+		shared_pin_path(ns, i, suffix, from);
+		shared_pin_path(ns, i, "", to);
 		if (!keep)
 			unlink(from);
 		else if (*suffix && rename(from, to) && !err)
@@ -228,19 +200,17 @@ static int finish_pins(struct ns_ctx *ns, const char *suffix,
 	return err;
 }
 
-/* Whether a program of the ops of @link_fd uses the map with id @map_id. */
-static bool ops_use_map(int link_fd, uint32_t map_id)
+/* Whether a program of struct_ops map @ops_id uses the map with id @map_id. */
+static bool ops_use_map(uint32_t ops_id, uint32_t map_id)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info), ids[64], plen, j;
+	__u32 ids[64], plen, j;
 	struct bpf_prog_info pinfo;
 	struct ops_info oi;
 	unsigned int i;
 	bool found = false;
 	int fd;
 
-	if (bpf_link_get_info_by_fd(link_fd, &info, &len) ||
-	    ops_data(info.struct_ops.map_id, &oi))
+	if (ops_data(ops_id, &oi))
 		return false;
 	for (i = 0; i < oi.nprogs && !found; i++) {
 		fd = bpf_prog_get_fd_by_id(oi.progs[i].id);
@@ -273,7 +243,7 @@ static bool ops_use_map(int link_fd, uint32_t map_id)
  */
 int pins_recover(struct ns_ctx *ns)
 {
-	char name[32], from[PATH_MAX], to[PATH_MAX];
+	char from[PATH_MAX], to[PATH_MAX];
 	struct bpf_map_info info;
 	struct bpf_link_info linfo;
 	int link_fd = -1, fd, err = 0;
@@ -282,9 +252,8 @@ int pins_recover(struct ns_ctx *ns)
 	unsigned int i;
 
 	for (i = 0; i < NSHARED && !err; i++) {
-		snprintf(name, sizeof(name), "%s_new", shared_maps[i].name);
-		ns_pin_path(ns, name, from);
-		ns_pin_path(ns, shared_maps[i].name, to);
+		shared_pin_path(ns, i, "_new", from);
+		shared_pin_path(ns, i, "", to);
 		fd = bpf_obj_get(from);
 		if (fd < 0)
 			continue;
@@ -300,7 +269,7 @@ int pins_recover(struct ns_ctx *ns)
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		if (link_fd >= 0 && !bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    ops_use_map(link_fd, info.id)) {
+		    ops_use_map(linfo.struct_ops.map_id, info.id)) {
 			if (rename(from, to))
 				err = p_errno(-errno, "cannot rename %s to %s",
 					      from, to);
@@ -434,7 +403,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	int link_fd = -1, map_fd[NSHARED] = { -1, -1 }, err;
 	struct ksched_state st = { 0 };
 	struct bpf_link *link = NULL;
-	uint32_t link_id;
+	struct bpf_link_info info;
 	struct bpf_map *ops;
 	unsigned int i;
 
@@ -451,13 +420,13 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	if (!err)
 		err = ns_lock(ns, true);
 	if (!err)
-		err = link_check(ns, &st, &link_fd, &link_id, &stale);
+		err = link_check(ns, &st, &link_fd, &info, &stale);
 	if (err)
 		goto out;
 	if (stale) {
 		snprintf(req->note, req->notelen,
 			 "removed stale pins of netns inode %lu (link id %u is not attached here)",
-			 ns->ino, link_id);
+			 ns->ino, info.id);
 		err = ns_remove_pins(ns);
 		if (!err)
 			err = ns_make_dir(ns);
@@ -466,7 +435,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	}
 	if (req->mode == ATTACH_LOAD && link_fd >= 0) {
 		p_err("already loaded in netns %lu (link id %u); use replace",
-		      ns->ino, link_id);
+		      ns->ino, info.id);
 		err = -EEXIST;
 		goto out;
 	}
@@ -497,7 +466,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	if (!err)
 		stop_point("maps-pinned");
 	if (!err)
-		err = attach_or_update(ns, ops, req->label, link_fd, link_id,
+		err = attach_or_update(ns, ops, req->label, link_fd, info.id,
 				       &link, req->note, req->notelen);
 	if (!err)
 		stop_point("pinned");

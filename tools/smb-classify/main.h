@@ -101,17 +101,39 @@ int ksched_read(struct ksched_state *st);
 struct bpf_link_info;
 int link_open(struct ns_ctx *ns, struct bpf_link_info *info);
 int link_check(struct ns_ctx *ns, const struct ksched_state *st,
-	       int *link_fd, uint32_t *link_id, bool *stale);
-int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd);
-int policy_open(struct ns_ctx *ns, bool create, int *map_fd);
+	       int *link_fd, struct bpf_link_info *info, bool *stale);
+
+/**
+ * struct shared_map - a pinned map of the netns that outlives the program
+ * @name:        map name in the object, and of its pin in the netns's dir.
+ * @type:        map type (enum bpf_map_type) it must have.
+ * @key:         key size.
+ * @value:       value size.
+ * @max_entries: of one created empty (prefix add, policy set).
+ * @what:        what it must be, for the error message.
+ *
+ * Each is filled by its own command (prefix add, policy set) before or
+ * after load and outlives a replace: a new object's map of that name is
+ * replaced by the pinned one, or, if none is pinned yet, pinned.  apply
+ * instead fills fresh maps and pins them in place of the old ones.
+ */
+struct shared_map {
+	const char *name;
+	uint32_t type, key, value, max_entries;
+	const char *what;
+};
+
+enum { SHARED_PREFIXES, SHARED_POLICY, NSHARED };
+extern const struct shared_map shared_maps[NSHARED];
+
+int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd);
 int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n);
 int policy_read(int map_fd, struct conf_policy **out, unsigned int *n);
 int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
-int pinned_create(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
-		  int *fd);
-int pinned_del(int (*open)(struct ns_ctx *, bool, int *), const void *key,
-	       const char *what, const char *done, const char *field,
-	       const char *str, unsigned long num);
+int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd);
+int pinned_del(unsigned int map, const void *key, const char *what,
+	       const char *done, const char *field, const char *str,
+	       unsigned long num);
 int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 		struct conf *c, unsigned int *pinned);
 

@@ -58,7 +58,7 @@ int policy_set(int argc, char **argv)
 	}
 	key = pa.id;
 
-	err = pinned_create(&ns, policy_open, &map_fd);
+	err = pinned_create(&ns, SHARED_POLICY, &map_fd);
 	if (err)
 		goto out;
 	err = bpf_map_lookup_elem(map_fd, &key, &p);
@@ -107,7 +107,7 @@ int policy_del(int argc, char **argv)
 	}
 	snprintf(what, sizeof(what), "the policy of class %u", key);
 	snprintf(done, sizeof(done), "%s (it uses the defaults now)", what);
-	return pinned_del(policy_open, &key, what, done, "class", NULL, key);
+	return pinned_del(SHARED_POLICY, &key, what, done, "class", NULL, key);
 }
 
 static void show_row(const char *cls, const struct smb_policy *p,

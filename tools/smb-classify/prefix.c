@@ -69,7 +69,7 @@ int prefix_add(int argc, char **argv)
 	e.word = class_word_encode(&spec);
 	cidr_format(&e.key, cidr, sizeof(cidr));
 
-	err = pinned_create(&ns, prefixes_open, &map_fd);
+	err = pinned_create(&ns, SHARED_PREFIXES, &map_fd);
 	/*
 	 * A lookup in an LPM trie finds the longest match, not this exact
 	 * prefix: tell "added" from "updated" by the update flags instead.
@@ -113,7 +113,7 @@ int prefix_del(int argc, char **argv)
 		return err;
 	cidr_format(&key, cidr, sizeof(cidr));
 	snprintf(what, sizeof(what), "prefix %s", cidr);
-	return pinned_del(prefixes_open, &key, what, cidr, "prefix", cidr, 0);
+	return pinned_del(SHARED_PREFIXES, &key, what, cidr, "prefix", cidr, 0);
 }
 
 /** prefix_list() - "prefix list ...", see smb-classify(8) */

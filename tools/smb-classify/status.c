@@ -78,8 +78,7 @@ static int clients_read(struct ksched_client **out, long *n)
 
 static int status_gather(struct status *s)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_link_info info;
 	int link_fd = -1, err;
 
 	err = ksched_read(&s->st);
@@ -91,13 +90,13 @@ static int status_gather(struct status *s)
 	if (err)
 		return err;
 	s->locked = true;
-	err = link_check(&s->ns, &s->st, &link_fd, &s->link_id, &s->stale);
+	err = link_check(&s->ns, &s->st, &link_fd, &info, &s->stale);
+	s->link_id = info.id;
 	if (!err && s->stale)
 		err = ns_remove_pins(&s->ns);
 	if (!err)
 		err = count_pinned(&s->ns, &s->nprefixes, &s->npolicies);
-	if (!err && link_fd >= 0 &&
-	    !bpf_link_get_info_by_fd(link_fd, &info, &len)) {
+	if (!err && link_fd >= 0) {
 		s->pinned = true;
 		s->map_id = info.struct_ops.map_id;
 		ops_data(s->map_id, &s->oi);
