@@ -197,15 +197,21 @@ static void group_out(const struct ksched_state *st, enum ksched_group g)
 	}
 }
 
+/* The start of status's object: which netns, and whether it exists. */
+static void json_netns(const struct ns_ctx *ns, bool exists)
+{
+	jsonw_start_object(json_wtr);
+	jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
+	json_text_field(json_wtr, "netns", ns->label);
+	jsonw_bool_field(json_wtr, "netns_exists", exists);
+}
+
 static void status_json(const struct status *s)
 {
 	const struct ksched_state *st = &s->st;
 	unsigned int i;
 
-	jsonw_start_object(json_wtr);
-	jsonw_uint_field(json_wtr, "netns_ino", s->ns.ino);
-	json_text_field(json_wtr, "netns", s->ns.label);
-	jsonw_bool_field(json_wtr, "netns_exists", true);
+	json_netns(&s->ns, true);
 	jsonw_bool_field(json_wtr, "serves", st->serves);
 	jsonw_bool_field(json_wtr, "attached", st->attached);
 	jsonw_bool_field(json_wtr, "pinned", s->pinned);
@@ -477,10 +483,7 @@ static void status_openmetrics(const struct status *s)
 static void status_dead(const struct ns_ctx *ns, bool removed)
 {
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
-		json_text_field(json_wtr, "netns", ns->label);
-		jsonw_bool_field(json_wtr, "netns_exists", false);
+		json_netns(ns, false);
 		jsonw_bool_field(json_wtr, "attached", false);
 		jsonw_bool_field(json_wtr, "removed_stale_pins", removed);
 		jsonw_end_object(json_wtr);
