@@ -100,8 +100,7 @@ static void print_diff(const struct conf *old, const struct conf *new,
 	n = conf_diff(f, old, new);
 	fclose(f);
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", verb);
+		json_result(verb);
 		json_text_field(json_wtr, "file", file);
 		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
 		jsonw_uint_field(json_wtr, "changes", n);

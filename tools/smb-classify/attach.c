@@ -499,8 +499,7 @@ static void print_result(const char *what, const struct ns_ctx *ns,
 	if (ksched_read(&st))
 		return;
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", what);
+		json_result(what);
 		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
 		json_text_field(json_wtr, "name", st.name);
 		jsonw_uint_field(json_wtr, "link_id", st.link_id);
@@ -663,8 +662,7 @@ report:
 		printf("%s\n", note);
 		return 0;
 	}
-	jsonw_start_object(json_wtr);
-	jsonw_string_field(json_wtr, "result", "unloaded");
+	json_result("unloaded");
 	jsonw_uint_field(json_wtr, "netns_ino", ns.ino);
 	jsonw_bool_field(json_wtr, "netns_exists", ns.live);
 	jsonw_uint_field(json_wtr, "link_id", id);

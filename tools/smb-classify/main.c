@@ -96,6 +96,18 @@ int p_errno(int err, const char *fmt, ...)
 }
 
 /**
+ * json_result() - open the JSON object of a command that changed something
+ * @result: what it did ("loaded", "added", "deleted", ...), its first member.
+ *
+ * The caller adds its own members and ends the object.
+ */
+void json_result(const char *result)
+{
+	jsonw_start_object(json_wtr);
+	jsonw_string_field(json_wtr, "result", result);
+}
+
+/**
  * stop_point() - test hook: stop here when SMB_CLASSIFY_STOP_AT names @name
  * @name: the point ("locked", "loaded", "maps-pinned", "attached",
  *        "pinned", "renamed", "detached"; see smb-classify(8)).

@@ -40,6 +40,7 @@ extern bool dry_run;
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int p_errno(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void json_result(const char *result);
 void stop_point(const char *name);
 
 /**

@@ -378,8 +378,7 @@ int pinned_del(unsigned int map, const void *key, const char *what,
 	} else if (err) {
 		p_errno(err, "cannot delete %s", what);
 	} else if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", "deleted");
+		json_result("deleted");
 		if (str)
 			jsonw_string_field(json_wtr, field, str);
 		else

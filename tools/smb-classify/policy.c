@@ -64,21 +64,17 @@ int policy_set(int argc, char **argv)
 	err = bpf_map_lookup_elem(map_fd, &key, &p);
 	exists = !err;
 	if (err && err != -ENOENT) {
-		p_err("cannot read the policy of class %u: %s", pa.id,
-		      strerror(-err));
+		p_errno(err, "cannot read the policy of class %u", pa.id);
 		goto out;
 	}
 	policy_apply(&pa, &p);
 	err = bpf_map_update_elem(map_fd, &key, &p, BPF_ANY);
 	if (err) {
-		p_err("cannot set the policy of class %u: %s", pa.id,
-		      strerror(-err));
+		p_errno(err, "cannot set the policy of class %u", pa.id);
 		goto out;
 	}
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result",
-				   exists ? "updated" : "added");
+		json_result(exists ? "updated" : "added");
 		jsonw_uint_field(json_wtr, "class", pa.id);
 		json_policy(&p);
 		jsonw_end_object(json_wtr);

@@ -86,9 +86,7 @@ int prefix_add(int argc, char **argv)
 			      err == -ENOSPC ? " (the map is full)" : "");
 	}
 	if (!err && json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result",
-				   exists ? "updated" : "added");
+		json_result(exists ? "updated" : "added");
 		json_prefix(&e, cidr);
 		jsonw_end_object(json_wtr);
 	} else if (!err) {
