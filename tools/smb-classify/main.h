@@ -43,24 +43,8 @@ int p_errno(int err, const char *fmt, ...)
 void json_result(const char *result);
 void stop_point(const char *name);
 
-/**
- * struct cmd - one word of a command level, as bpftool's
- * @name: the word; a non-empty prefix of it selects it, the first row
- *        of the table that it abbreviates wins.
- * @func: runs the rest of the words.
- * @sub:  or, instead, the table of the next level ("prefix add").
- */
-struct cmd {
-	const char *name;
-	int (*func)(int argc, char **argv);
-	const struct cmd *sub;
-};
-
-int cmd_select(const struct cmd *cmds, const char *level, int argc,
-	       char **argv);
 int no_args(const char *cmd, int argc, char **argv);
 int one_arg(const char *cmd, const char *what, int argc, char **argv);
-int do_help(int argc, char **argv);
 
 /**
  * struct ns_ctx - the network namespace a command works on
