@@ -27,18 +27,13 @@ static const struct smb_policy policy_defaults = {
 	.unbound_min = SMB_POLICY_UNBOUND_MIN_DEFAULT,
 };
 
-static void json_threshold(const char *key, uint32_t v)
-{
-	if (v == SMB_POLICY_OFF)
-		jsonw_null_field(json_wtr, key);
-	else
-		jsonw_uint_field(json_wtr, key, v);
-}
-
+/* The thresholds of a policy; "off" is null. */
 static void json_policy(const struct smb_policy *p)
 {
-	json_threshold("splice_min", p->splice_min);
-	json_threshold("unbound_min", p->unbound_min);
+	json_uint_or_null(json_wtr, "splice_min",
+			  p->splice_min != SMB_POLICY_OFF, p->splice_min);
+	json_uint_or_null(json_wtr, "unbound_min",
+			  p->unbound_min != SMB_POLICY_OFF, p->unbound_min);
 }
 
 /** policy_set() - "policy set ...", see smb-classify(8) */

@@ -117,15 +117,6 @@ static void json_kv(const struct ksched_kv *kv)
 		json_text_field(json_wtr, kv->key, kv->val);
 }
 
-/* A count, or null for a map that is not pinned (-1). */
-static void json_count(const char *name, long n)
-{
-	if (n >= 0)
-		jsonw_uint_field(json_wtr, name, n);
-	else
-		jsonw_null_field(json_wtr, name);
-}
-
 static void json_class(const struct ksched_class *c)
 {
 	uint64_t bound;
@@ -141,11 +132,8 @@ static void json_class(const struct ksched_class *c)
 	jsonw_start_object(json_wtr);
 	for (j = 0; j < ARRAY_SIZE(v); j++)
 		jsonw_uint_field(json_wtr, names[j], v[j]);
-	if (c->dispatched)
-		jsonw_uint_field(json_wtr, "mean_wait_ns",
-				 ksched_class_mean_ns(c));
-	else
-		jsonw_null_field(json_wtr, "mean_wait_ns");
+	json_uint_or_null(json_wtr, "mean_wait_ns", c->dispatched,
+			  ksched_class_mean_ns(c));
 	if (ksched_hist_percentile(c->hist, c->nhist, 99, &bound, &open) < 0) {
 		jsonw_null_field(json_wtr, "p99_wait_ns");
 		jsonw_null_field(json_wtr, "p99_wait_bound");
@@ -231,8 +219,11 @@ static void status_json(const struct status *s)
 	if (s->pinned)
 		jsonw_uint_field(json_wtr, "ops_max_inflight",
 				 s->oi.max_inflight);
-	json_count("prefixes", s->nprefixes);
-	json_count("policies", s->npolicies);
+	/* Entries of each map, null for one that is not pinned (-1). */
+	json_uint_or_null(json_wtr, "prefixes", s->nprefixes >= 0,
+			  s->nprefixes);
+	json_uint_or_null(json_wtr, "policies", s->npolicies >= 0,
+			  s->npolicies);
 	group_out(st, KSCHED_G_COUNTER);
 	jsonw_bool_field(json_wtr, "removed_stale_pins", s->stale);
 	jsonw_name(json_wtr, "dispatcher");
