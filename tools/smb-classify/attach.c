@@ -519,7 +519,7 @@ static void print_result(const char *what, const struct ns_ctx *ns,
 			printf(", max_inflight %u", st.max_inflight);
 		putchar('\n');
 		if (!st.serves)
-			printf("note: ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)\n");
+			printf("note: " NOT_SERVED "\n");
 	}
 	ksched_free(&st);
 }

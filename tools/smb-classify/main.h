@@ -29,6 +29,9 @@
 #define KSCHED_CLIENTS_PROC	"/proc/self/net/ksmbd_sched_clients"
 #define CONF_DEFAULT		"/etc/ksmbd/ksmbd-sched.conf"
 
+/* Said by load, replace and status when ksmbd does not serve the netns. */
+#define NOT_SERVED	"ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)"
+
 /* Options of this run (main.c). */
 extern bool json_output;
 extern json_writer_t *json_wtr;

@@ -303,7 +303,7 @@ static void status_text(const struct status *s)
 		       s->link_id);
 	printf("netns:             %lu (%s)\n", s->ns.ino, s->ns.label);
 	printf("ksmbd serves:      %s\n", st->serves ? "yes" :
-	       "no: ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)");
+	       "no: " NOT_SERVED);
 	printf("attached:          %s\n", !st->attached ? "no" :
 	       s->pinned ? "yes" :
 	       "yes, but not by smb-classify (no pin; see bpftool link)");
