@@ -200,31 +200,38 @@ static int finish_pins(struct ns_ctx *ns, const char *suffix,
 	return err;
 }
 
+/* The info of program @id, into @info as the caller prepared it. */
+static int prog_info(uint32_t id, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+	int fd = bpf_prog_get_fd_by_id(id), err;
+
+	if (fd < 0)
+		return fd;
+	err = bpf_prog_get_info_by_fd(fd, info, &len);
+	close(fd);
+	return err;
+}
+
 /* Whether a program of struct_ops map @ops_id uses the map with id @map_id. */
 static bool ops_use_map(uint32_t ops_id, uint32_t map_id)
 {
-	__u32 ids[64], plen, j;
 	struct bpf_prog_info pinfo;
+	__u32 ids[64], j;
 	struct ops_info oi;
 	unsigned int i;
 	bool found = false;
-	int fd;
 
 	if (ops_data(ops_id, &oi))
 		return false;
 	for (i = 0; i < oi.nprogs && !found; i++) {
-		fd = bpf_prog_get_fd_by_id(oi.progs[i].id);
-		if (fd < 0)
-			continue;
 		memset(&pinfo, 0, sizeof(pinfo));
 		pinfo.nr_map_ids = ARRAY_SIZE(ids);
 		pinfo.map_ids = (__u64)(unsigned long)ids;
-		plen = sizeof(pinfo);
-		if (!bpf_prog_get_info_by_fd(fd, &pinfo, &plen))
-			for (j = 0; j < pinfo.nr_map_ids &&
-			     j < ARRAY_SIZE(ids); j++)
-				found |= ids[j] == map_id;
-		close(fd);
+		if (prog_info(oi.progs[i].id, &pinfo))
+			continue;
+		for (j = 0; j < pinfo.nr_map_ids && j < ARRAY_SIZE(ids); j++)
+			found |= ids[j] == map_id;
 	}
 	return found;
 }
@@ -283,6 +290,30 @@ int pins_recover(struct ns_ctx *ns)
 	return err;
 }
 
+/* The index of member @name of struct @t, or -1. */
+static int member_index(const struct btf *btf, const struct btf_type *t,
+			const char *name)
+{
+	const struct btf_member *m = btf_members(t);
+	int i;
+
+	for (i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return i;
+	return -1;
+}
+
+/* The type of member @i of struct @t, past typedefs and modifiers. */
+static const struct btf_type *member_type(const struct btf *btf,
+					  const struct btf_type *t, int i)
+{
+	const struct btf_type *mt = btf__type_by_id(btf, btf_members(t)[i].type);
+
+	while (mt && (btf_is_mod(mt) || btf_is_typedef(mt)))
+		mt = btf__type_by_id(btf, mt->type);
+	return mt;
+}
+
 /*
  * Set the u32 data member @member of the object's struct_ops value before
  * load.  The member is found by name in the object's BTF type of the map
@@ -295,9 +326,9 @@ static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
 {
 	struct btf *btf = bpf_object__btf(obj);
 	const struct btf_type *t, *mt;
-	const struct btf_member *m;
 	size_t size = 0;
 	void *data;
+	__u32 off;
 	int i;
 
 	t = btf ? btf__type_by_id(btf, bpf_map__btf_value_type_id(ops)) :
@@ -308,30 +339,24 @@ static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
 		      label, bpf_map__name(ops), member);
 		return -EINVAL;
 	}
-	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
-		__u32 off = btf_member_bit_offset(t, i);
-
-		if (strcmp(btf__name_by_offset(btf, m->name_off), member))
-			continue;
-		mt = btf__type_by_id(btf, m->type);
-		while (mt && (btf_is_mod(mt) || btf_is_typedef(mt)))
-			mt = btf__type_by_id(btf, mt->type);
-		if (!mt || !(btf_is_int(mt) || btf_is_enum(mt)) ||
-		    mt->size != sizeof(__u32) ||
-		    btf_member_bitfield_size(t, i) || off % 8 ||
-		    off / 8 + sizeof(__u32) > size) {
-			p_err("%s: member %s of struct %s is not a 32-bit integer",
-			      label, member,
-			      btf__name_by_offset(btf, t->name_off));
-			return -EINVAL;
-		}
-		memcpy((char *)data + off / 8, &val, sizeof(val));
-		return 0;
+	i = member_index(btf, t, member);
+	if (i < 0) {
+		p_err("%s: struct %s of struct_ops map %s has no member %s",
+		      label, btf__name_by_offset(btf, t->name_off),
+		      bpf_map__name(ops), member);
+		return -EINVAL;
 	}
-	p_err("%s: struct %s of struct_ops map %s has no member %s",
-	      label, btf__name_by_offset(btf, t->name_off),
-	      bpf_map__name(ops), member);
-	return -EINVAL;
+	off = btf_member_bit_offset(t, i);
+	mt = member_type(btf, t, i);
+	if (!mt || !(btf_is_int(mt) || btf_is_enum(mt)) ||
+	    mt->size != sizeof(__u32) || btf_member_bitfield_size(t, i) ||
+	    off % 8 || off / 8 + sizeof(__u32) > size) {
+		p_err("%s: member %s of struct %s is not a 32-bit integer",
+		      label, member, btf__name_by_offset(btf, t->name_off));
+		return -EINVAL;
+	}
+	memcpy((char *)data + off / 8, &val, sizeof(val));
+	return 0;
 }
 
 /*
@@ -690,19 +715,13 @@ static const struct btf_type *ops_type(const struct btf *btf, __u32 id,
 				       unsigned int *off)
 {
 	const struct btf_type *vt = btf__type_by_id(btf, id);
-	const struct btf_member *m;
-	int i;
+	int i = vt && btf_is_struct(vt) ? member_index(btf, vt, "data") : -1;
 
-	if (!vt || !btf_is_struct(vt))
+	if (i < 0)
 		return NULL;
-	for (i = 0, m = btf_members(vt); i < btf_vlen(vt); i++, m++) {
-		if (strcmp(btf__name_by_offset(btf, m->name_off), "data"))
-			continue;
-		*off = m->offset / 8;
-		vt = btf__type_by_id(btf, m->type);
-		return vt && btf_is_struct(vt) ? vt : NULL;
-	}
-	return NULL;
+	*off = btf_member_bit_offset(vt, i) / 8;
+	vt = member_type(btf, vt, i);
+	return vt && btf_is_struct(vt) ? vt : NULL;
 }
 
 /**
@@ -721,6 +740,7 @@ int ops_data(uint32_t map_id, struct ops_info *oi)
 	struct btf *btf = NULL, *vmlinux = NULL;
 	const struct btf_member *m;
 	const struct btf_type *dt, *t;
+	struct bpf_prog_info pinfo;
 	unsigned int off = 0, moff;
 	char *value = NULL;
 	int fd, err = -ENOENT, i;
@@ -742,16 +762,11 @@ int ops_data(uint32_t map_id, struct ops_info *oi)
 	for (i = 0, m = btf_members(dt); i < btf_vlen(dt); i++, m++) {
 		const char *name = btf__name_by_offset(btf, m->name_off);
 		unsigned long long id = 0;
-		struct bpf_prog_info pinfo = {};
-		__u32 plen = sizeof(pinfo);
-		int pfd;
 
-		moff = off + m->offset / 8;
+		moff = off + btf_member_bit_offset(dt, i) / 8;
 		if (!strcmp(name, "max_inflight") && moff + 4 <= info.value_size)
 			memcpy(&oi->max_inflight, value + moff, 4);
-		t = btf__type_by_id(btf, m->type);
-		while (t && (btf_is_mod(t) || btf_is_typedef(t)))
-			t = btf__type_by_id(btf, t->type);
+		t = member_type(btf, dt, i);
 		if (!t || !btf_is_ptr(t) || moff + 8 > info.value_size ||
 		    oi->nprogs == ARRAY_SIZE(oi->progs))
 			continue;
@@ -761,13 +776,10 @@ int ops_data(uint32_t map_id, struct ops_info *oi)
 		snprintf(oi->progs[oi->nprogs].member,
 			 sizeof(oi->progs[0].member), "%s", name);
 		oi->progs[oi->nprogs].id = id;
-		pfd = bpf_prog_get_fd_by_id(id);
-		if (pfd >= 0) {
-			if (!bpf_prog_get_info_by_fd(pfd, &pinfo, &plen))
-				memcpy(oi->progs[oi->nprogs].name, pinfo.name,
-				       sizeof(oi->progs[0].name));
-			close(pfd);
-		}
+		memset(&pinfo, 0, sizeof(pinfo));
+		if (!prog_info(id, &pinfo))
+			memcpy(oi->progs[oi->nprogs].name, pinfo.name,
+			       sizeof(oi->progs[0].name));
 		oi->nprogs++;
 	}
 	err = 0;
