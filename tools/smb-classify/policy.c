@@ -22,11 +22,6 @@
 #include "policyspec.h"
 #include "smb_classify.h"
 
-static const struct smb_policy policy_defaults = {
-	.splice_min = SMB_POLICY_SPLICE_MIN_DEFAULT,
-	.unbound_min = SMB_POLICY_UNBOUND_MIN_DEFAULT,
-};
-
 /* The thresholds of a policy; "off" is null. */
 static void json_policy(const struct smb_policy *p)
 {
