@@ -511,6 +511,13 @@ static int status_gone(struct ns_ctx *ns)
 	return err;
 }
 
+/* The forms of status (-o), each selected by a prefix of its name. */
+enum status_out { OUT_TEXT, OUT_JSON, OUT_OPENMETRICS, OUT_KERNEL, OUT_N };
+
+static const char *const status_outs[OUT_N] = {
+	"text", "json", "openmetrics", "kernel",
+};
+
 /**
  * do_status() - "status [-o text|json|openmetrics|kernel]" of the netns
  * @argc: must be 0.
@@ -524,21 +531,21 @@ int do_status(int argc, char **argv)
 			    .nclients = -1 };
 	const char *fmt = output_arg ? output_arg :
 			  json_output ? "json" : "text";
-	unsigned int i;
+	unsigned int i, out;
 	int err;
 
-	if (!word_abbrev(fmt, "text") && !word_abbrev(fmt, "json") &&
-	    !word_abbrev(fmt, "openmetrics") && !word_abbrev(fmt, "kernel")) {
+	for (out = 0; out < OUT_N && !word_abbrev(fmt, status_outs[out]); out++)
+		;
+	if (out == OUT_N) {
 		p_err("status: unknown output '%.40s' (text, json, openmetrics, kernel)",
 		      fmt);
 		return -EINVAL;
 	}
-	if (output_arg && json_output && !word_abbrev(fmt, "json") &&
-	    !word_abbrev(fmt, "kernel")) {
+	if (output_arg && json_output && out != OUT_JSON && out != OUT_KERNEL) {
 		p_err("status: -j and -o %s: choose one", fmt);
 		return -EINVAL;
 	}
-	if (word_abbrev(fmt, "json"))
+	if (out == OUT_JSON)
 		json_output = true;
 	err = ns_cmd("status", argc, argv, &s.ns, false);
 	if (err)
@@ -547,7 +554,7 @@ int do_status(int argc, char **argv)
 	 * The kernel's lines only, parsed: nothing else read or touched.
 	 * Text: "KEY VALUE" a line, for scripts that want one value.
 	 */
-	if (word_abbrev(fmt, "kernel") && s.ns.live) {
+	if (out == OUT_KERNEL && s.ns.live) {
 		err = ksched_read(&s.st);
 		for (i = 0; !err && !json_output && i < s.st.nkv; i++)
 			printf("%s %s\n", s.st.kv[i].key, s.st.kv[i].val);
@@ -559,13 +566,13 @@ int do_status(int argc, char **argv)
 	if (!s.ns.live)
 		return status_gone(&s.ns);
 	err = status_gather(&s);
-	if (!err && word_abbrev(fmt, "openmetrics"))
+	if (!err && out == OUT_OPENMETRICS)
 		clients_read(&s.clients, &s.nclients);
 	if (err)
 		;
 	else if (json_output)
 		status_json(&s);
-	else if (word_abbrev(fmt, "openmetrics"))
+	else if (out == OUT_OPENMETRICS)
 		status_openmetrics(&s);
 	else
 		status_text(&s);
