@@ -395,7 +395,7 @@ static int attach_or_update(struct ns_ctx *ns, struct bpf_map *ops,
 		return err;
 	}
 	stop_point("attached");
-	ns_pin_path(ns, "link", pin);
+	ns_pin_path(ns, PIN_LINK, pin);
 	if (link_fd >= 0) {
 		snprintf(note, len,
 			 "link %u was no longer attached; attached a new link",

@@ -24,6 +24,7 @@
 #define BPFFS_ROOT		"/sys/fs/bpf"
 #define PIN_ROOT		BPFFS_ROOT "/smb-classify"
 #define PIN_NAMES		PIN_ROOT "/names"
+#define PIN_LINK		"link"	/* in PIN_ROOT/<ino>, beside the maps */
 #define NETNS_RUN_DIR		"/run/netns"
 #define KSCHED_PROC		"/proc/self/net/ksmbd_sched"
 #define KSCHED_CLIENTS_PROC	"/proc/self/net/ksmbd_sched_clients"

@@ -63,7 +63,7 @@ int link_open(struct ns_ctx *ns, struct bpf_link_info *info)
 	int fd, err;
 
 	memset(info, 0, sizeof(*info));
-	ns_pin_path(ns, "link", path);
+	ns_pin_path(ns, PIN_LINK, path);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return fd == -ENOENT ? fd :

@@ -308,7 +308,7 @@ void ns_unlock(struct ns_ctx *ns)
 /**
  * ns_pin_path() - path of a pin of this netns
  * @ns:   from ns_resolve().
- * @name: "link" or "prefixes".
+ * @name: PIN_LINK or a map's name (shared_maps[]).
  * @buf:  PATH_MAX bytes.
  */
 void ns_pin_path(const struct ns_ctx *ns, const char *name, char *buf)
