@@ -356,6 +356,12 @@ static void om_sample(const char *name, unsigned long ino, const char *cls,
 	printf("} %llu\n", (unsigned long long)v);
 }
 
+/* The uint64_t counter at @off (offsetof()) of a class or client line. */
+static uint64_t u64_at(const void *base, size_t off)
+{
+	return *(const uint64_t *)((const char *)base + off);
+}
+
 /* Sum of a per-client value over the clients of class @id. */
 static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 {
@@ -364,8 +370,7 @@ static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 
 	for (i = 0; i < s->nclients; i++)
 		if (s->clients[i].class_id == id)
-			sum += *(const uint64_t *)((const char *)&s->clients[i] +
-						   off);
+			sum += u64_at(&s->clients[i], off);
 	return sum;
 }
 
@@ -443,9 +448,8 @@ static void status_openmetrics(const struct status *s)
 		snprintf(total, sizeof(total), "%s_total", classc[k].name);
 		for (i = 0; i < st->nclasses; i++) {
 			snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
-			om_sample(total, ino, cls, NULL, *(const uint64_t *)
-				  ((const char *)&st->classes[i] +
-				   classc[k].off));
+			om_sample(total, ino, cls, NULL,
+				  u64_at(&st->classes[i], classc[k].off));
 		}
 	}
 	om_gauges(s, "queued_requests", "requests waiting in the dispatcher",
