@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * test_procnet.c - parsing /proc/net/ksmbd_sched, ksmbd_sched_clients
- * and the p99 estimate
+ * test_procnet.c - parsing /proc/net/ksmbd_sched, ksmbd_sched_clients,
+ * a trace buffer's per-CPU stats and the p99 estimate
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -265,6 +265,30 @@ static void test_p99(void **state)
 						&ns, &open), 5);
 }
 
+/* per_cpu/cpuN/stats as kernel/trace/trace.c writes it. */
+static void test_ring_lost(void **state)
+{
+	static const char stats[] =
+		"entries: 12\n"
+		"overrun: 5\n"
+		"commit overrun: 100\n"
+		"bytes: 4096\n"
+		"oldest event ts:  1234.000001\n"
+		"now ts:  1240.500000\n"
+		"dropped events: 3\n"
+		"read events: 40\n";
+
+	(void)state;
+	/* "commit overrun" is not an overrun of ours: 5 + 3. */
+	assert_int_equal(ksched_ring_lost(stats), 8);
+	assert_int_equal(ksched_ring_lost("overrun: 0\ndropped events: 0\n"),
+			 0);
+	/* The last line without its newline; a value that is not a number. */
+	assert_int_equal(ksched_ring_lost("overrun: x\ndropped events: 2"), 2);
+	assert_int_equal(ksched_ring_lost(""), 0);
+	assert_int_equal(ksched_ring_lost("entries: 7\n"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_parse_class_bad),
 		cmocka_unit_test(test_p99),
 		cmocka_unit_test(test_clients),
+		cmocka_unit_test(test_ring_lost),
 	};
 
 	return cmocka_run_group_tests_name("procnet", tests, NULL, NULL);

@@ -32,13 +32,11 @@
 /* The policy in force in the netns: pinned maps and the attached ops. */
 static int running_conf(struct ns_ctx *ns, struct conf *c)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_link_info info;
 	struct ksched_state st;
 	struct ops_info oi;
 	unsigned int pinned;
 	int fd = -1, err;
-	uint32_t id;
 	bool stale;
 
 	memset(c, 0, sizeof(*c));
@@ -49,9 +47,8 @@ static int running_conf(struct ns_ctx *ns, struct conf *c)
 	if (!err)
 		err = pinned_entries(ns, c, &pinned);
 	if (!err)
-		err = link_check(ns, &st, &fd, &id, &stale);
-	if (!err && fd >= 0 && !bpf_link_get_info_by_fd(fd, &info, &len) &&
-	    !ops_data(info.struct_ops.map_id, &oi)) {
+		err = link_check(ns, &st, &fd, &info, &stale);
+	if (!err && fd >= 0 && !ops_data(info.struct_ops.map_id, &oi)) {
 		c->has_max_inflight = true;
 		c->max_inflight = oi.max_inflight;
 	}
@@ -103,8 +100,7 @@ static void print_diff(const struct conf *old, const struct conf *new,
 	n = conf_diff(f, old, new);
 	fclose(f);
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", verb);
+		json_result(verb);
 		json_text_field(json_wtr, "file", file);
 		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
 		jsonw_uint_field(json_wtr, "changes", n);

@@ -99,39 +99,15 @@ static struct bpf_map *object_ops_map(struct bpf_object *obj,
 	return NULL;
 }
 
-/**
- * struct shared_map - a map of the object kept across load and replace
- * @name:  map name in the object, and of its pin in the netns's dir.
- * @type:  map type it must have.
- * @key:   key size.
- * @value: value size.
- * @what:  what it must be, for the error message.
- * @open:  opens the pinned one (prefixes_open(), policy_open()).
- *
- * Each is filled by its own command (prefix add, policy set) before or
- * after load and outlives a replace: a new object's map of that name is
- * replaced by the pinned one, or, if none is pinned yet, pinned.  apply
- * instead fills fresh maps and pins them in place of the old ones.
- */
-struct shared_map {
-	const char *name;
-	enum bpf_map_type type;
-	__u32 key;
-	__u32 value;
-	const char *what;
-	int (*open)(struct ns_ctx *ns, bool create, int *map_fd);
-};
+/* The pin of shared_maps[@i] as NAME@suffix ("" or "_new", see apply.c). */
+static void shared_pin_path(const struct ns_ctx *ns, unsigned int i,
+			    const char *suffix, char *buf)
+{
+	char name[32];
 
-static const struct shared_map shared_maps[] = {
-	{ SMB_PREFIXES_MAP_NAME, BPF_MAP_TYPE_LPM_TRIE,
-	  sizeof(struct smb_prefix_key), sizeof(__u32),
-	  "an LPM trie of struct smb_prefix_key to __u32", prefixes_open },
-	{ SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
-	  sizeof(__u32), sizeof(struct smb_policy),
-	  "a hash of __u32 class id to struct smb_policy", policy_open },
-};
-
-#define NSHARED	ARRAY_SIZE(shared_maps)
+	snprintf(name, sizeof(name), "%s%s", shared_maps[i].name, suffix);
+	ns_pin_path(ns, name, buf);
+}
 
 /*
  * Check the object's shared maps and, unless @fresh, make them the pinned
@@ -161,7 +137,7 @@ static int object_reuse_maps(struct ns_ctx *ns, struct bpf_object *obj,
 		}
 		if (fresh)
 			continue;
-		err = sm->open(ns, false, &map_fd[i]);
+		err = shared_open(ns, i, false, &map_fd[i]);
 		if (err)
 			return err;
 		if (map_fd[i] < 0)
@@ -182,7 +158,7 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 			   const int map_fd[NSHARED], const char *suffix,
 			   bool pinned[NSHARED])
 {
-	char name[32], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct bpf_map *map;
 	unsigned int i;
 	int err;
@@ -191,9 +167,7 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 		map = bpf_object__find_map_by_name(obj, shared_maps[i].name);
 		if (!map || map_fd[i] >= 0)
 			continue;
-		snprintf(name, sizeof(name), "%s%s", shared_maps[i].name,
-			 suffix);
-		ns_pin_path(ns, name, path);
+		shared_pin_path(ns, i, suffix, path);
 		unlink(path);	/* a _new pin of a killed apply */
 		err = bpf_obj_pin(bpf_map__fd(map), path);
 		if (err)
@@ -208,17 +182,15 @@ static int object_pin_maps(struct ns_ctx *ns, struct bpf_object *obj,
 static int finish_pins(struct ns_ctx *ns, const char *suffix,
 		       const bool pinned[NSHARED], bool keep)
 {
-	char name[32], from[PATH_MAX], to[PATH_MAX];
+	char from[PATH_MAX], to[PATH_MAX];
 	unsigned int i;
 	int err = 0;
 
 	for (i = 0; i < NSHARED; i++) {
 		if (!pinned[i])
 			continue;
-		snprintf(name, sizeof(name), "%s%s", shared_maps[i].name,
-			 suffix);
-		ns_pin_path(ns, name, from);
-		ns_pin_path(ns, shared_maps[i].name, to);
+		shared_pin_path(ns, i, suffix, from);
+		shared_pin_path(ns, i, "", to);
 		if (!keep)
 			unlink(from);
 		else if (*suffix && rename(from, to) && !err)
@@ -228,33 +200,38 @@ static int finish_pins(struct ns_ctx *ns, const char *suffix,
 	return err;
 }
 
-/* Whether a program of the ops of @link_fd uses the map with id @map_id. */
-static bool ops_use_map(int link_fd, uint32_t map_id)
+/* The info of program @id, into @info as the caller prepared it. */
+static int prog_info(uint32_t id, struct bpf_prog_info *info)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info), ids[64], plen, j;
+	__u32 len = sizeof(*info);
+	int fd = bpf_prog_get_fd_by_id(id), err;
+
+	if (fd < 0)
+		return fd;
+	err = bpf_prog_get_info_by_fd(fd, info, &len);
+	close(fd);
+	return err;
+}
+
+/* Whether a program of struct_ops map @ops_id uses the map with id @map_id. */
+static bool ops_use_map(uint32_t ops_id, uint32_t map_id)
+{
 	struct bpf_prog_info pinfo;
+	__u32 ids[64], j;
 	struct ops_info oi;
 	unsigned int i;
 	bool found = false;
-	int fd;
 
-	if (bpf_link_get_info_by_fd(link_fd, &info, &len) ||
-	    ops_data(info.struct_ops.map_id, &oi))
+	if (ops_data(ops_id, &oi))
 		return false;
 	for (i = 0; i < oi.nprogs && !found; i++) {
-		fd = bpf_prog_get_fd_by_id(oi.progs[i].id);
-		if (fd < 0)
-			continue;
 		memset(&pinfo, 0, sizeof(pinfo));
 		pinfo.nr_map_ids = ARRAY_SIZE(ids);
 		pinfo.map_ids = (__u64)(unsigned long)ids;
-		plen = sizeof(pinfo);
-		if (!bpf_prog_get_info_by_fd(fd, &pinfo, &plen))
-			for (j = 0; j < pinfo.nr_map_ids &&
-			     j < ARRAY_SIZE(ids); j++)
-				found |= ids[j] == map_id;
-		close(fd);
+		if (prog_info(oi.progs[i].id, &pinfo))
+			continue;
+		for (j = 0; j < pinfo.nr_map_ids && j < ARRAY_SIZE(ids); j++)
+			found |= ids[j] == map_id;
 	}
 	return found;
 }
@@ -273,7 +250,7 @@ static bool ops_use_map(int link_fd, uint32_t map_id)
  */
 int pins_recover(struct ns_ctx *ns)
 {
-	char name[32], from[PATH_MAX], to[PATH_MAX];
+	char from[PATH_MAX], to[PATH_MAX];
 	struct bpf_map_info info;
 	struct bpf_link_info linfo;
 	int link_fd = -1, fd, err = 0;
@@ -282,9 +259,8 @@ int pins_recover(struct ns_ctx *ns)
 	unsigned int i;
 
 	for (i = 0; i < NSHARED && !err; i++) {
-		snprintf(name, sizeof(name), "%s_new", shared_maps[i].name);
-		ns_pin_path(ns, name, from);
-		ns_pin_path(ns, shared_maps[i].name, to);
+		shared_pin_path(ns, i, "_new", from);
+		shared_pin_path(ns, i, "", to);
 		fd = bpf_obj_get(from);
 		if (fd < 0)
 			continue;
@@ -300,7 +276,7 @@ int pins_recover(struct ns_ctx *ns)
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		if (link_fd >= 0 && !bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    ops_use_map(link_fd, info.id)) {
+		    ops_use_map(linfo.struct_ops.map_id, info.id)) {
 			if (rename(from, to))
 				err = p_errno(-errno, "cannot rename %s to %s",
 					      from, to);
@@ -312,6 +288,30 @@ int pins_recover(struct ns_ctx *ns)
 	if (link_fd >= 0)
 		close(link_fd);
 	return err;
+}
+
+/* The index of member @name of struct @t, or -1. */
+static int member_index(const struct btf *btf, const struct btf_type *t,
+			const char *name)
+{
+	const struct btf_member *m = btf_members(t);
+	int i;
+
+	for (i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return i;
+	return -1;
+}
+
+/* The type of member @i of struct @t, past typedefs and modifiers. */
+static const struct btf_type *member_type(const struct btf *btf,
+					  const struct btf_type *t, int i)
+{
+	const struct btf_type *mt = btf__type_by_id(btf, btf_members(t)[i].type);
+
+	while (mt && (btf_is_mod(mt) || btf_is_typedef(mt)))
+		mt = btf__type_by_id(btf, mt->type);
+	return mt;
 }
 
 /*
@@ -326,9 +326,9 @@ static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
 {
 	struct btf *btf = bpf_object__btf(obj);
 	const struct btf_type *t, *mt;
-	const struct btf_member *m;
 	size_t size = 0;
 	void *data;
+	__u32 off;
 	int i;
 
 	t = btf ? btf__type_by_id(btf, bpf_map__btf_value_type_id(ops)) :
@@ -339,30 +339,24 @@ static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
 		      label, bpf_map__name(ops), member);
 		return -EINVAL;
 	}
-	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
-		__u32 off = btf_member_bit_offset(t, i);
-
-		if (strcmp(btf__name_by_offset(btf, m->name_off), member))
-			continue;
-		mt = btf__type_by_id(btf, m->type);
-		while (mt && (btf_is_mod(mt) || btf_is_typedef(mt)))
-			mt = btf__type_by_id(btf, mt->type);
-		if (!mt || !(btf_is_int(mt) || btf_is_enum(mt)) ||
-		    mt->size != sizeof(__u32) ||
-		    btf_member_bitfield_size(t, i) || off % 8 ||
-		    off / 8 + sizeof(__u32) > size) {
-			p_err("%s: member %s of struct %s is not a 32-bit integer",
-			      label, member,
-			      btf__name_by_offset(btf, t->name_off));
-			return -EINVAL;
-		}
-		memcpy((char *)data + off / 8, &val, sizeof(val));
-		return 0;
+	i = member_index(btf, t, member);
+	if (i < 0) {
+		p_err("%s: struct %s of struct_ops map %s has no member %s",
+		      label, btf__name_by_offset(btf, t->name_off),
+		      bpf_map__name(ops), member);
+		return -EINVAL;
 	}
-	p_err("%s: struct %s of struct_ops map %s has no member %s",
-	      label, btf__name_by_offset(btf, t->name_off),
-	      bpf_map__name(ops), member);
-	return -EINVAL;
+	off = btf_member_bit_offset(t, i);
+	mt = member_type(btf, t, i);
+	if (!mt || !(btf_is_int(mt) || btf_is_enum(mt)) ||
+	    mt->size != sizeof(__u32) || btf_member_bitfield_size(t, i) ||
+	    off % 8 || off / 8 + sizeof(__u32) > size) {
+		p_err("%s: member %s of struct %s is not a 32-bit integer",
+		      label, member, btf__name_by_offset(btf, t->name_off));
+		return -EINVAL;
+	}
+	memcpy((char *)data + off / 8, &val, sizeof(val));
+	return 0;
 }
 
 /*
@@ -401,7 +395,7 @@ static int attach_or_update(struct ns_ctx *ns, struct bpf_map *ops,
 		return err;
 	}
 	stop_point("attached");
-	ns_pin_path(ns, "link", pin);
+	ns_pin_path(ns, PIN_LINK, pin);
 	if (link_fd >= 0) {
 		snprintf(note, len,
 			 "link %u was no longer attached; attached a new link",
@@ -434,7 +428,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	int link_fd = -1, map_fd[NSHARED] = { -1, -1 }, err;
 	struct ksched_state st = { 0 };
 	struct bpf_link *link = NULL;
-	uint32_t link_id;
+	struct bpf_link_info info;
 	struct bpf_map *ops;
 	unsigned int i;
 
@@ -451,13 +445,13 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	if (!err)
 		err = ns_lock(ns, true);
 	if (!err)
-		err = link_check(ns, &st, &link_fd, &link_id, &stale);
+		err = link_check(ns, &st, &link_fd, &info, &stale);
 	if (err)
 		goto out;
 	if (stale) {
 		snprintf(req->note, req->notelen,
 			 "removed stale pins of netns inode %lu (link id %u is not attached here)",
-			 ns->ino, link_id);
+			 ns->ino, info.id);
 		err = ns_remove_pins(ns);
 		if (!err)
 			err = ns_make_dir(ns);
@@ -466,7 +460,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	}
 	if (req->mode == ATTACH_LOAD && link_fd >= 0) {
 		p_err("already loaded in netns %lu (link id %u); use replace",
-		      ns->ino, link_id);
+		      ns->ino, info.id);
 		err = -EEXIST;
 		goto out;
 	}
@@ -497,7 +491,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 	if (!err)
 		stop_point("maps-pinned");
 	if (!err)
-		err = attach_or_update(ns, ops, req->label, link_fd, link_id,
+		err = attach_or_update(ns, ops, req->label, link_fd, info.id,
 				       &link, req->note, req->notelen);
 	if (!err)
 		stop_point("pinned");
@@ -530,8 +524,7 @@ static void print_result(const char *what, const struct ns_ctx *ns,
 	if (ksched_read(&st))
 		return;
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", what);
+		json_result(what);
 		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
 		json_text_field(json_wtr, "name", st.name);
 		jsonw_uint_field(json_wtr, "link_id", st.link_id);
@@ -551,7 +544,7 @@ static void print_result(const char *what, const struct ns_ctx *ns,
 			printf(", max_inflight %u", st.max_inflight);
 		putchar('\n');
 		if (!st.serves)
-			printf("note: ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)\n");
+			printf("note: " NOT_SERVED "\n");
 	}
 	ksched_free(&st);
 }
@@ -694,8 +687,7 @@ report:
 		printf("%s\n", note);
 		return 0;
 	}
-	jsonw_start_object(json_wtr);
-	jsonw_string_field(json_wtr, "result", "unloaded");
+	json_result("unloaded");
 	jsonw_uint_field(json_wtr, "netns_ino", ns.ino);
 	jsonw_bool_field(json_wtr, "netns_exists", ns.live);
 	jsonw_uint_field(json_wtr, "link_id", id);
@@ -723,19 +715,13 @@ static const struct btf_type *ops_type(const struct btf *btf, __u32 id,
 				       unsigned int *off)
 {
 	const struct btf_type *vt = btf__type_by_id(btf, id);
-	const struct btf_member *m;
-	int i;
+	int i = vt && btf_is_struct(vt) ? member_index(btf, vt, "data") : -1;
 
-	if (!vt || !btf_is_struct(vt))
+	if (i < 0)
 		return NULL;
-	for (i = 0, m = btf_members(vt); i < btf_vlen(vt); i++, m++) {
-		if (strcmp(btf__name_by_offset(btf, m->name_off), "data"))
-			continue;
-		*off = m->offset / 8;
-		vt = btf__type_by_id(btf, m->type);
-		return vt && btf_is_struct(vt) ? vt : NULL;
-	}
-	return NULL;
+	*off = btf_member_bit_offset(vt, i) / 8;
+	vt = member_type(btf, vt, i);
+	return vt && btf_is_struct(vt) ? vt : NULL;
 }
 
 /**
@@ -754,6 +740,7 @@ int ops_data(uint32_t map_id, struct ops_info *oi)
 	struct btf *btf = NULL, *vmlinux = NULL;
 	const struct btf_member *m;
 	const struct btf_type *dt, *t;
+	struct bpf_prog_info pinfo;
 	unsigned int off = 0, moff;
 	char *value = NULL;
 	int fd, err = -ENOENT, i;
@@ -775,16 +762,11 @@ int ops_data(uint32_t map_id, struct ops_info *oi)
 	for (i = 0, m = btf_members(dt); i < btf_vlen(dt); i++, m++) {
 		const char *name = btf__name_by_offset(btf, m->name_off);
 		unsigned long long id = 0;
-		struct bpf_prog_info pinfo = {};
-		__u32 plen = sizeof(pinfo);
-		int pfd;
 
-		moff = off + m->offset / 8;
+		moff = off + btf_member_bit_offset(dt, i) / 8;
 		if (!strcmp(name, "max_inflight") && moff + 4 <= info.value_size)
 			memcpy(&oi->max_inflight, value + moff, 4);
-		t = btf__type_by_id(btf, m->type);
-		while (t && (btf_is_mod(t) || btf_is_typedef(t)))
-			t = btf__type_by_id(btf, t->type);
+		t = member_type(btf, dt, i);
 		if (!t || !btf_is_ptr(t) || moff + 8 > info.value_size ||
 		    oi->nprogs == ARRAY_SIZE(oi->progs))
 			continue;
@@ -794,13 +776,10 @@ int ops_data(uint32_t map_id, struct ops_info *oi)
 		snprintf(oi->progs[oi->nprogs].member,
 			 sizeof(oi->progs[0].member), "%s", name);
 		oi->progs[oi->nprogs].id = id;
-		pfd = bpf_prog_get_fd_by_id(id);
-		if (pfd >= 0) {
-			if (!bpf_prog_get_info_by_fd(pfd, &pinfo, &plen))
-				memcpy(oi->progs[oi->nprogs].name, pinfo.name,
-				       sizeof(oi->progs[0].name));
-			close(pfd);
-		}
+		memset(&pinfo, 0, sizeof(pinfo));
+		if (!prog_info(id, &pinfo))
+			memcpy(oi->progs[oi->nprogs].name, pinfo.name,
+			       sizeof(oi->progs[0].name));
 		oi->nprogs++;
 	}
 	err = 0;

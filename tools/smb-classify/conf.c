@@ -152,8 +152,7 @@ static int section_header(struct parser *ps, char *s)
 	ps->sections = sec;
 	sec += ps->nsections++;
 	*sec = (struct section){ .id = id, .line = ps->line, .per_peer = -1,
-		.p = { SMB_POLICY_SPLICE_MIN_DEFAULT,
-		       SMB_POLICY_UNBOUND_MIN_DEFAULT } };
+				 .p = policy_defaults };
 	return 0;
 }
 

@@ -96,6 +96,18 @@ int p_errno(int err, const char *fmt, ...)
 }
 
 /**
+ * json_result() - open the JSON object of a command that changed something
+ * @result: what it did ("loaded", "added", "deleted", ...), its first member.
+ *
+ * The caller adds its own members and ends the object.
+ */
+void json_result(const char *result)
+{
+	jsonw_start_object(json_wtr);
+	jsonw_string_field(json_wtr, "result", result);
+}
+
+/**
  * stop_point() - test hook: stop here when SMB_CLASSIFY_STOP_AT names @name
  * @name: the point ("locked", "loaded", "maps-pinned", "attached",
  *        "pinned", "renamed", "detached"; see smb-classify(8)).
@@ -130,49 +142,45 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-/* The grammar, one command a line; "LEVEL help" prints its own lines. */
-static const char *const grammar[] = {
-	"load [OBJ] [max-inflight N]",
-	"replace [OBJ] [max-inflight N]",
-	"unload",
-	"status [-o text|json|openmetrics|kernel]",
-	"clients",
-	"prefix add CIDR CLASS [weight W] [per-peer]",
-	"prefix del CIDR",
-	"prefix list",
-	"policy set CLASS [splice-min N|off] [unbound-min N|off]",
-	"policy del CLASS",
-	"policy show",
-	"apply [FILE] [--dry-run]",
-	"dump",
-	"trace [-c COUNT] [EVENT...] [filter EXPR]",
-	"help",
+/**
+ * struct cmd - one word of a command level, as bpftool's
+ * @name: the word; a non-empty prefix of it selects it, the first row
+ *        of the table that it abbreviates wins.
+ * @func: runs the rest of the words.
+ * @sub:  or, instead, the table of the next level ("prefix add").
+ * @help: the command's line of the grammar after the words of the levels
+ *        above ("add CIDR CLASS ..."); NULL for an alias, not listed.
+ */
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+	const struct cmd *sub;
+	const char *help;
 };
 
-static void usage(const char *level)
+/* The grammar lines of @cmds and the levels below, after @level. */
+static void usage_lines(const struct cmd *cmds, const char *level)
 {
-	size_t i, n = level ? strlen(level) : 0;
+	for (; cmds->name; cmds++) {
+		if (cmds->sub)
+			usage_lines(cmds->sub, cmds->name);
+		else if (cmds->help)
+			printf("       smb-classify %s%s%s\n", level,
+			       *level ? " " : "", cmds->help);
+	}
+}
 
+/* The grammar of @cmds, a level ("prefix help") or the top. */
+static void usage(const struct cmd *cmds, const char *level)
+{
 	printf("Usage: smb-classify [OPTIONS] COMMAND\n");
-	for (i = 0; i < ARRAY_SIZE(grammar); i++)
-		if (!n || (!strncmp(grammar[i], level, n) &&
-			   grammar[i][n] == ' '))
-			printf("       smb-classify %s\n", grammar[i]);
+	usage_lines(cmds, level);
 	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -d|--debug |\n"
 	       "             -V|--version | -h|--help }\n"
 	       "CIDR := ADDR/LEN (strict; IPv4 stored as ::ffff:a.b.c.d)   CLASS := 0-65535\n"
 	       "N := bytes 0-16M, K or M suffix (64K, 1M)   FILE := %s by default\n"
 	       "Words may be abbreviated.  See smb-classify(8), ksmbd-sched.conf(5).\n",
 	       CONF_DEFAULT);
-}
-
-/** do_help() - "help": the grammar */
-int do_help(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	usage(NULL);
-	return 0;
 }
 
 /**
@@ -186,14 +194,14 @@ int do_help(int argc, char **argv)
  *
  * Return: the command's return value, or -EINVAL, reported.
  */
-int cmd_select(const struct cmd *cmds, const char *level, int argc,
-	       char **argv)
+static int cmd_select(const struct cmd *cmds, const char *level, int argc,
+		      char **argv)
 {
 	char names[160] = "";
 	size_t i, off = 0;
 
 	if (argc > 0 && word_abbrev(argv[0], "help") && *level) {
-		usage(level);
+		usage(cmds, level);
 		return 0;
 	}
 	for (i = 0; argc > 0 && cmds[i].name; i++) {
@@ -249,36 +257,52 @@ int one_arg(const char *cmd, const char *what, int argc, char **argv)
 	return -EINVAL;
 }
 
+static int do_help(int argc, char **argv);
+
+/* Every command, in the order of the grammar (smb-classify(8)). */
 static const struct cmd prefix_cmds[] = {
-	{ "add",	prefix_add },
-	{ "delete",	prefix_del },
-	{ "list",	prefix_list },
+	{ "add",	prefix_add, NULL,
+	  "add CIDR CLASS [weight W] [per-peer]" },
+	{ "delete",	prefix_del, NULL, "del CIDR" },
+	{ "list",	prefix_list, NULL, "list" },
 	{ "show",	prefix_list },
 	{ NULL }
 };
 
 static const struct cmd policy_cmds[] = {
-	{ "set",	policy_set },
-	{ "delete",	policy_del },
-	{ "show",	policy_show },
+	{ "set",	policy_set, NULL,
+	  "set CLASS [splice-min N|off] [unbound-min N|off]" },
+	{ "delete",	policy_del, NULL, "del CLASS" },
+	{ "show",	policy_show, NULL, "show" },
 	{ "list",	policy_show },
 	{ NULL }
 };
 
 static const struct cmd cmds[] = {
-	{ "load",	do_load },
-	{ "replace",	do_replace },
-	{ "unload",	do_unload },
-	{ "status",	do_status },
+	{ "load",	do_load, NULL, "load [OBJ] [max-inflight N]" },
+	{ "replace",	do_replace, NULL, "replace [OBJ] [max-inflight N]" },
+	{ "unload",	do_unload, NULL, "unload" },
+	{ "status",	do_status, NULL,
+	  "status [-o text|json|openmetrics|kernel]" },
+	{ "clients",	do_clients, NULL, "clients" },
 	{ "prefix",	NULL, prefix_cmds },
 	{ "policy",	NULL, policy_cmds },
-	{ "trace",	do_trace },
-	{ "apply",	do_apply },
-	{ "dump",	do_dump },
-	{ "clients",	do_clients },
-	{ "help",	do_help },
+	{ "apply",	do_apply, NULL, "apply [FILE] [--dry-run]" },
+	{ "dump",	do_dump, NULL, "dump" },
+	{ "trace",	do_trace, NULL,
+	  "trace [-c COUNT] [EVENT...] [filter EXPR]" },
+	{ "help",	do_help, NULL, "help" },
 	{ NULL }
 };
+
+/* "help": the grammar. */
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(cmds, "");
+	return 0;
+}
 
 /* Options that only one command takes: given to another, an error. */
 static int check_option_owner(const char *cmd)
@@ -350,7 +374,7 @@ static int parse_options(int argc, char **argv, bool *pretty)
 			       SMB_CLASSIFY_VERSION, libbpf_version_string());
 			return 1;
 		case 'h':
-			usage(NULL);
+			usage(cmds, "");
 			return 1;
 		case ':':
 			p_err("option '%s' needs an argument", argv[optind - 1]);

@@ -24,10 +24,14 @@
 #define BPFFS_ROOT		"/sys/fs/bpf"
 #define PIN_ROOT		BPFFS_ROOT "/smb-classify"
 #define PIN_NAMES		PIN_ROOT "/names"
+#define PIN_LINK		"link"	/* in PIN_ROOT/<ino>, beside the maps */
 #define NETNS_RUN_DIR		"/run/netns"
 #define KSCHED_PROC		"/proc/self/net/ksmbd_sched"
 #define KSCHED_CLIENTS_PROC	"/proc/self/net/ksmbd_sched_clients"
 #define CONF_DEFAULT		"/etc/ksmbd/ksmbd-sched.conf"
+
+/* Said by load, replace and status when ksmbd does not serve the netns. */
+#define NOT_SERVED	"ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)"
 
 /* Options of this run (main.c). */
 extern bool json_output;
@@ -40,26 +44,11 @@ extern bool dry_run;
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int p_errno(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void json_result(const char *result);
 void stop_point(const char *name);
 
-/**
- * struct cmd - one word of a command level, as bpftool's
- * @name: the word; a non-empty prefix of it selects it, the first row
- *        of the table that it abbreviates wins.
- * @func: runs the rest of the words.
- * @sub:  or, instead, the table of the next level ("prefix add").
- */
-struct cmd {
-	const char *name;
-	int (*func)(int argc, char **argv);
-	const struct cmd *sub;
-};
-
-int cmd_select(const struct cmd *cmds, const char *level, int argc,
-	       char **argv);
 int no_args(const char *cmd, int argc, char **argv);
 int one_arg(const char *cmd, const char *what, int argc, char **argv);
-int do_help(int argc, char **argv);
 
 /**
  * struct ns_ctx - the network namespace a command works on
@@ -101,17 +90,39 @@ int ksched_read(struct ksched_state *st);
 struct bpf_link_info;
 int link_open(struct ns_ctx *ns, struct bpf_link_info *info);
 int link_check(struct ns_ctx *ns, const struct ksched_state *st,
-	       int *link_fd, uint32_t *link_id, bool *stale);
-int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd);
-int policy_open(struct ns_ctx *ns, bool create, int *map_fd);
+	       int *link_fd, struct bpf_link_info *info, bool *stale);
+
+/**
+ * struct shared_map - a pinned map of the netns that outlives the program
+ * @name:        map name in the object, and of its pin in the netns's dir.
+ * @type:        map type (enum bpf_map_type) it must have.
+ * @key:         key size.
+ * @value:       value size.
+ * @max_entries: of one created empty (prefix add, policy set).
+ * @what:        what it must be, for the error message.
+ *
+ * Each is filled by its own command (prefix add, policy set) before or
+ * after load and outlives a replace: a new object's map of that name is
+ * replaced by the pinned one, or, if none is pinned yet, pinned.  apply
+ * instead fills fresh maps and pins them in place of the old ones.
+ */
+struct shared_map {
+	const char *name;
+	uint32_t type, key, value, max_entries;
+	const char *what;
+};
+
+enum { SHARED_PREFIXES, SHARED_POLICY, NSHARED };
+extern const struct shared_map shared_maps[NSHARED];
+
+int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd);
 int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n);
 int policy_read(int map_fd, struct conf_policy **out, unsigned int *n);
 int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
-int pinned_create(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
-		  int *fd);
-int pinned_del(int (*open)(struct ns_ctx *, bool, int *), const void *key,
-	       const char *what, const char *done, const char *field,
-	       const char *str, unsigned long num);
+int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd);
+int pinned_del(unsigned int map, const void *key, const char *what,
+	       const char *done, const char *field, const char *str,
+	       unsigned long num);
 int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 		struct conf *c, unsigned int *pinned);
 

@@ -63,7 +63,7 @@ int link_open(struct ns_ctx *ns, struct bpf_link_info *info)
 	int fd, err;
 
 	memset(info, 0, sizeof(*info));
-	ns_pin_path(ns, "link", path);
+	ns_pin_path(ns, PIN_LINK, path);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return fd == -ENOENT ? fd :
@@ -80,7 +80,8 @@ int link_open(struct ns_ctx *ns, struct bpf_link_info *info)
  * @ns:      from ns_resolve(), live, locked.
  * @st:      kernel state of the netns.
  * @link_fd: output: the link's fd, or -1 when none is pinned or it is stale.
- * @link_id: output: its id (also of a stale one), 0 when none is pinned.
+ * @info:    output: its info (also of a stale one: its id), zeroed when
+ *           none is pinned.
  * @stale:   output: a link was pinned but is not the one the kernel has
  *           attached in this netns (detached, or a pin of an earlier netns
  *           with the same inode number).  The caller removes the pins.
@@ -88,20 +89,19 @@ int link_open(struct ns_ctx *ns, struct bpf_link_info *info)
  * Return: 0 or a negative errno, reported.
  */
 int link_check(struct ns_ctx *ns, const struct ksched_state *st,
-	       int *link_fd, uint32_t *link_id, bool *stale)
+	       int *link_fd, struct bpf_link_info *info, bool *stale)
 {
-	struct bpf_link_info info;
-	int fd = link_open(ns, &info);
+	int fd = link_open(ns, info);
 
 	*link_fd = -1;
-	*link_id = info.id;
 	*stale = false;
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
 		return fd;
-	if (info.type != BPF_LINK_TYPE_STRUCT_OPS || !info.struct_ops.map_id ||
-	    !st->attached || st->link_id != info.id) {
+	if (info->type != BPF_LINK_TYPE_STRUCT_OPS ||
+	    !info->struct_ops.map_id || !st->attached ||
+	    st->link_id != info->id) {
 		*stale = true;
 		close(fd);
 		return 0;
@@ -110,36 +110,54 @@ int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 	return 0;
 }
 
-/*
- * Open the pinned map @name of the netns, checking its type and sizes, or
- * (with @create) create and pin an empty one.  *@map_fd is -1 when there
- * is none and !@create.  Return: 0 or a negative errno, reported.
+/* The maps of the netns that outlive the program: the one list. */
+const struct shared_map shared_maps[NSHARED] = {
+	[SHARED_PREFIXES] = { SMB_PREFIXES_MAP_NAME, BPF_MAP_TYPE_LPM_TRIE,
+			      sizeof(struct smb_prefix_key), sizeof(__u32),
+			      SMB_PREFIXES_MAX,
+			      "an LPM trie of struct smb_prefix_key to __u32" },
+	[SHARED_POLICY] = { SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
+			    sizeof(__u32), sizeof(struct smb_policy),
+			    SMB_POLICY_MAX,
+			    "a hash of __u32 class id to struct smb_policy" },
+};
+
+/**
+ * shared_open() - open the pinned map shared_maps[@i] of the netns
+ * @ns:     from ns_resolve(), locked.
+ * @i:      SHARED_PREFIXES or SHARED_POLICY.
+ * @create: create and pin an empty one when none is pinned.
+ * @map_fd: output, -1 when there is none and !@create.
+ *
+ * Checks that the pinned map has the type and sizes of shared_maps[@i].
+ *
+ * Return: 0 or a negative errno, reported.
  */
-static int pinned_map_open(struct ns_ctx *ns, const char *name,
-			   enum bpf_map_type type, __u32 key_size,
-			   __u32 value_size, __u32 max_entries, bool create,
-			   int *map_fd)
+int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
 		    .map_flags = BPF_F_NO_PREALLOC);
+	const struct shared_map *sm = &shared_maps[i];
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	char path[PATH_MAX];
 	int fd, err;
 
 	*map_fd = -1;
-	ns_pin_path(ns, name, path);
+	ns_pin_path(ns, sm->name, path);
 	fd = bpf_obj_get(path);
 	if (fd == -ENOENT) {
 		if (!create)
 			return 0;
-		fd = bpf_map_create(type, name, key_size, value_size,
-				    max_entries, &opts);
+		fd = bpf_map_create(sm->type, sm->name, sm->key, sm->value,
+				    sm->max_entries, &opts);
 		if (fd < 0)
-			return p_errno(fd, "cannot create the %s map", name);
+			return p_errno(fd, "cannot create the %s map",
+				       sm->name);
 		err = bpf_obj_pin(fd, path);
 		if (err)
-			p_errno(err, "cannot pin the %s map at %s", name, path);
+			p_errno(err, "cannot pin the %s map at %s", sm->name,
+				path);
 		goto out;
 	}
 	if (fd < 0)
@@ -147,10 +165,11 @@ static int pinned_map_open(struct ns_ctx *ns, const char *name,
 	err = bpf_map_get_info_by_fd(fd, &info, &len);
 	if (err) {
 		p_errno(err, "cannot get info of pinned map %s", path);
-	} else if (info.type != type || info.key_size != key_size ||
-		   info.value_size != value_size) {
+	} else if (info.type != sm->type || info.key_size != sm->key ||
+		   info.value_size != sm->value) {
 		p_err("pinned map %s is not a %s map (type %u, key %u, value %u bytes)",
-		      path, name, info.type, info.key_size, info.value_size);
+		      path, sm->name, info.type, info.key_size,
+		      info.value_size);
 		err = -EINVAL;
 	}
 out:
@@ -159,41 +178,6 @@ out:
 	else
 		*map_fd = fd;
 	return err;
-}
-
-/**
- * prefixes_open() - open the pinned prefixes map of the netns
- * @ns:     from ns_resolve(), locked.
- * @create: create and pin an empty one when none is pinned.
- * @map_fd: output, -1 when there is none and !@create.
- *
- * Checks that the pinned map is an LPM trie with our key and value sizes.
- *
- * Return: 0 or a negative errno, reported.
- */
-int prefixes_open(struct ns_ctx *ns, bool create, int *map_fd)
-{
-	return pinned_map_open(ns, SMB_PREFIXES_MAP_NAME,
-			       BPF_MAP_TYPE_LPM_TRIE,
-			       sizeof(struct smb_prefix_key), sizeof(__u32),
-			       SMB_PREFIXES_MAX, create, map_fd);
-}
-
-/**
- * policy_open() - open the pinned policy map of the netns
- * @ns:     from ns_resolve(), locked.
- * @create: create and pin an empty one when none is pinned.
- * @map_fd: output, -1 when there is none and !@create.
- *
- * Checks that the pinned map is a hash of __u32 to struct smb_policy.
- *
- * Return: 0 or a negative errno, reported.
- */
-int policy_open(struct ns_ctx *ns, bool create, int *map_fd)
-{
-	return pinned_map_open(ns, SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
-			       sizeof(__u32), sizeof(struct smb_policy),
-			       SMB_POLICY_MAX, create, map_fd);
 }
 
 /**
@@ -302,14 +286,14 @@ int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
 
 	memset(c, 0, sizeof(*c));
 	*pinned = 0;
-	err = prefixes_open(ns, false, &fd);
+	err = shared_open(ns, SHARED_PREFIXES, false, &fd);
 	if (!err && fd >= 0) {
 		*pinned |= 1;
 		err = prefixes_read(fd, &c->prefixes, &c->nprefixes);
 		close(fd);
 	}
 	if (!err)
-		err = policy_open(ns, false, &fd);
+		err = shared_open(ns, SHARED_POLICY, false, &fd);
 	if (!err && fd >= 0) {
 		*pinned |= 2;
 		err = policy_read(fd, &c->policies, &c->npolicies);
@@ -348,19 +332,18 @@ int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 /**
  * pinned_create() - the start of "prefix add" and "policy set"
  * @ns:   output: the netns of -n, locked (ns_done() it).
- * @open: prefixes_open() or policy_open(); the map is created if missing.
+ * @map:  SHARED_PREFIXES or SHARED_POLICY; created if missing.
  * @fd:   output: the map, or -1.
  *
  * Return: 0 or a negative errno, reported.
  */
-int pinned_create(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
-		  int *fd)
+int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd)
 {
 	int err = ns_open(ns, true);
 
 	*fd = -1;
 	if (!err)
-		err = open(ns, true, fd);
+		err = shared_open(ns, map, true, fd);
 	if (!err)
 		err = ns_record_name(ns);
 	return err;
@@ -368,7 +351,7 @@ int pinned_create(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
 
 /**
  * pinned_del() - "prefix del" and "policy del": delete one entry, report it
- * @open:  prefixes_open() or policy_open().
+ * @map:   SHARED_PREFIXES or SHARED_POLICY.
  * @key:   the entry's key.
  * @what:  the entry in error messages ("prefix 10.0.0.0/8").
  * @done:  the text line after "deleted " on success.
@@ -378,15 +361,15 @@ int pinned_create(struct ns_ctx *ns, int (*open)(struct ns_ctx *, bool, int *),
  *
  * Return: 0 or a negative errno, reported (-ENOENT: no such entry).
  */
-int pinned_del(int (*open)(struct ns_ctx *, bool, int *), const void *key,
-	       const char *what, const char *done, const char *field,
-	       const char *str, unsigned long num)
+int pinned_del(unsigned int map, const void *key, const char *what,
+	       const char *done, const char *field, const char *str,
+	       unsigned long num)
 {
 	struct ns_ctx ns;
 	int fd = -1, err = ns_open(&ns, false);
 
 	if (!err)
-		err = open(&ns, false, &fd);
+		err = shared_open(&ns, map, false, &fd);
 	if (!err)
 		err = fd < 0 ? -ENOENT : bpf_map_delete_elem(fd, key);
 	err = ns_done(&ns, fd, err);
@@ -395,8 +378,7 @@ int pinned_del(int (*open)(struct ns_ctx *, bool, int *), const void *key,
 	} else if (err) {
 		p_errno(err, "cannot delete %s", what);
 	} else if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result", "deleted");
+		json_result("deleted");
 		if (str)
 			jsonw_string_field(json_wtr, field, str);
 		else

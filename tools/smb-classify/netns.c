@@ -85,13 +85,25 @@ static int find_netns_by_ino(unsigned long ino)
 	return fd;
 }
 
+/* PIN_NAMES/NAME: where the name of a netns is recorded. */
+static void record_path(const char *name, char *buf)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", PIN_NAMES, name);
+}
+
+/* PIN_ROOT/<ino>: the pin directory of a netns. */
+static void set_dir(struct ns_ctx *ns)
+{
+	snprintf(ns->dir, sizeof(ns->dir), "%s/%lu", PIN_ROOT, ns->ino);
+}
+
 /* The inode a name was recorded with, from PIN_NAMES/NAME -> ../<ino>. */
 static int recorded_ino(const char *name, unsigned long *ino)
 {
 	char path[PATH_MAX], target[64];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, name);
+	record_path(name, path);
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n < 0)
 		return -errno;
@@ -194,7 +206,7 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 		      ns->ino);
 		return -ENOENT;
 	}
-	snprintf(ns->dir, sizeof(ns->dir), "%s/%lu", PIN_ROOT, ns->ino);
+	set_dir(ns);
 	return 0;
 }
 
@@ -254,8 +266,7 @@ int ns_lock(struct ns_ctx *ns, bool create)
 		/* Pins of the netns this name named before, deleted since. */
 		struct ns_ctx old = { .ino = ns->old_ino, .lock_fd = -1 };
 
-		snprintf(old.dir, sizeof(old.dir), "%s/%lu", PIN_ROOT,
-			 old.ino);
+		set_dir(&old);
 		err = ns_remove_pins(&old);
 		if (err) {
 			ns_unlock(ns);
@@ -297,7 +308,7 @@ void ns_unlock(struct ns_ctx *ns)
 /**
  * ns_pin_path() - path of a pin of this netns
  * @ns:   from ns_resolve().
- * @name: "link" or "prefixes".
+ * @name: PIN_LINK or a map's name (shared_maps[]).
  * @buf:  PATH_MAX bytes.
  */
 void ns_pin_path(const struct ns_ctx *ns, const char *name, char *buf)
@@ -324,7 +335,7 @@ int ns_record_name(const struct ns_ctx *ns)
 	err = mkdir_ok(PIN_NAMES);
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, ns->name);
+	record_path(ns->name, path);
 	snprintf(target, sizeof(target), "../%lu", ns->ino);
 	if ((unlink(path) && errno != ENOENT) || symlink(target, path))
 		return p_errno(-errno, "cannot record netns name in %s", path);
@@ -334,25 +345,21 @@ int ns_record_name(const struct ns_ctx *ns)
 /* Remove the name records that point at this netns's directory. */
 static int remove_name_records(const struct ns_ctx *ns)
 {
-	char path[PATH_MAX], target[64], want[64];
+	char path[PATH_MAX];
+	unsigned long ino;
 	struct dirent *de;
 	int err = 0;
-	ssize_t n;
 	DIR *d;
 
 	d = opendir(PIN_NAMES);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	snprintf(want, sizeof(want), "../%lu", ns->ino);
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || recorded_ino(de->d_name, &ino) ||
+		    ino != ns->ino)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", PIN_NAMES, de->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		if (!strcmp(target, want) && unlink(path) && !err)
+		record_path(de->d_name, path);
+		if (unlink(path) && !err)
 			err = -errno;
 	}
 	closedir(d);

@@ -22,23 +22,13 @@
 #include "policyspec.h"
 #include "smb_classify.h"
 
-static const struct smb_policy policy_defaults = {
-	.splice_min = SMB_POLICY_SPLICE_MIN_DEFAULT,
-	.unbound_min = SMB_POLICY_UNBOUND_MIN_DEFAULT,
-};
-
-static void json_threshold(const char *key, uint32_t v)
-{
-	if (v == SMB_POLICY_OFF)
-		jsonw_null_field(json_wtr, key);
-	else
-		jsonw_uint_field(json_wtr, key, v);
-}
-
+/* The thresholds of a policy; "off" is null. */
 static void json_policy(const struct smb_policy *p)
 {
-	json_threshold("splice_min", p->splice_min);
-	json_threshold("unbound_min", p->unbound_min);
+	json_uint_or_null(json_wtr, "splice_min",
+			  p->splice_min != SMB_POLICY_OFF, p->splice_min);
+	json_uint_or_null(json_wtr, "unbound_min",
+			  p->unbound_min != SMB_POLICY_OFF, p->unbound_min);
 }
 
 /** policy_set() - "policy set ...", see smb-classify(8) */
@@ -58,27 +48,23 @@ int policy_set(int argc, char **argv)
 	}
 	key = pa.id;
 
-	err = pinned_create(&ns, policy_open, &map_fd);
+	err = pinned_create(&ns, SHARED_POLICY, &map_fd);
 	if (err)
 		goto out;
 	err = bpf_map_lookup_elem(map_fd, &key, &p);
 	exists = !err;
 	if (err && err != -ENOENT) {
-		p_err("cannot read the policy of class %u: %s", pa.id,
-		      strerror(-err));
+		p_errno(err, "cannot read the policy of class %u", pa.id);
 		goto out;
 	}
 	policy_apply(&pa, &p);
 	err = bpf_map_update_elem(map_fd, &key, &p, BPF_ANY);
 	if (err) {
-		p_err("cannot set the policy of class %u: %s", pa.id,
-		      strerror(-err));
+		p_errno(err, "cannot set the policy of class %u", pa.id);
 		goto out;
 	}
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result",
-				   exists ? "updated" : "added");
+		json_result(exists ? "updated" : "added");
 		jsonw_uint_field(json_wtr, "class", pa.id);
 		json_policy(&p);
 		jsonw_end_object(json_wtr);
@@ -107,7 +93,7 @@ int policy_del(int argc, char **argv)
 	}
 	snprintf(what, sizeof(what), "the policy of class %u", key);
 	snprintf(done, sizeof(done), "%s (it uses the defaults now)", what);
-	return pinned_del(policy_open, &key, what, done, "class", NULL, key);
+	return pinned_del(SHARED_POLICY, &key, what, done, "class", NULL, key);
 }
 
 static void show_row(const char *cls, const struct smb_policy *p,

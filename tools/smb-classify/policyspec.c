@@ -12,6 +12,15 @@
 #include "classword.h"
 #include "policyspec.h"
 
+/*
+ * The policy of a class without an entry (smb_classify.h): what "policy
+ * set" starts from and a [class ID] section of ksmbd-sched.conf as well.
+ */
+const struct smb_policy policy_defaults = {
+	.splice_min = SMB_POLICY_SPLICE_MIN_DEFAULT,
+	.unbound_min = SMB_POLICY_UNBOUND_MIN_DEFAULT,
+};
+
 /**
  * parse_policy_bytes() - a threshold of "policy set"
  * @s:   "off", or a strict decimal (as parse_uint(): no sign, spaces or

@@ -38,6 +38,8 @@ struct policy_args {
 	uint32_t unbound_min;
 };
 
+extern const struct smb_policy policy_defaults;
+
 int parse_policy_bytes(const char *s, uint32_t *out);
 void format_policy_bytes(uint32_t v, char *buf, size_t len);
 void format_policy_words(const struct smb_policy *p, char *buf, size_t len);

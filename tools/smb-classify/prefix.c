@@ -69,7 +69,7 @@ int prefix_add(int argc, char **argv)
 	e.word = class_word_encode(&spec);
 	cidr_format(&e.key, cidr, sizeof(cidr));
 
-	err = pinned_create(&ns, prefixes_open, &map_fd);
+	err = pinned_create(&ns, SHARED_PREFIXES, &map_fd);
 	/*
 	 * A lookup in an LPM trie finds the longest match, not this exact
 	 * prefix: tell "added" from "updated" by the update flags instead.
@@ -86,9 +86,7 @@ int prefix_add(int argc, char **argv)
 			      err == -ENOSPC ? " (the map is full)" : "");
 	}
 	if (!err && json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "result",
-				   exists ? "updated" : "added");
+		json_result(exists ? "updated" : "added");
 		json_prefix(&e, cidr);
 		jsonw_end_object(json_wtr);
 	} else if (!err) {
@@ -113,7 +111,7 @@ int prefix_del(int argc, char **argv)
 		return err;
 	cidr_format(&key, cidr, sizeof(cidr));
 	snprintf(what, sizeof(what), "prefix %s", cidr);
-	return pinned_del(prefixes_open, &key, what, cidr, "prefix", cidr, 0);
+	return pinned_del(SHARED_PREFIXES, &key, what, cidr, "prefix", cidr, 0);
 }
 
 /** prefix_list() - "prefix list ...", see smb-classify(8) */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * procnet.c - the text of /proc/net/ksmbd_sched and ksmbd_sched_clients,
- * parsed: the one place that reads the kernel's formats (the VM tests
- * read them through "smb-classify -j status" and "clients -j")
+ * and of a trace buffer's per-CPU stats, parsed: the one place that reads
+ * the kernel's text formats (the VM tests read them through
+ * "smb-classify -j status", "clients -j" and "trace")
  *
  * The kernel writes "key: value" lines (attached, name, link_id, serves,
  * netns_ino, conns_classified, ...) and, while a program is attached,
@@ -346,6 +347,37 @@ int ksched_parse_clients(FILE *f, struct ksched_client **out,
 		*cp = c;
 	}
 	return 0;
+}
+
+/**
+ * ksched_ring_lost() - events a trace ring buffer lost on one CPU
+ * @stats: the text of the instance's per_cpu/cpuN/stats, NUL-terminated:
+ *         "KEY: VALUE" lines (entries, overrun, commit overrun, bytes,
+ *         ..., dropped events, read events).
+ *
+ * Return: "overrun" (events overwritten) plus "dropped events"; a line
+ * missing or not a decimal counts 0.
+ */
+uint64_t ksched_ring_lost(const char *stats)
+{
+	static const char *const keys[] = { "overrun: ", "dropped events: " };
+	const char *p = stats;
+	uint64_t lost = 0, v;
+	unsigned int i;
+
+	while (p && *p) {
+		for (i = 0; i < 2; i++) {
+			const char *q = p;
+
+			if (!get_word(&q, keys[i]) && !get_u64(&q, &v) &&
+			    (*q == '\n' || !*q))
+				lost += v;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return lost;
 }
 
 /** ksched_class_mean_ns() - mean wait of a class's dispatched requests */

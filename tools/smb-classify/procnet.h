@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * procnet.h - the text of /proc/net/ksmbd_sched and ksmbd_sched_clients,
- * parsed
+ * and of a trace buffer's per-CPU stats, parsed
  *
  * Pure functions, no libbpf: the unit tests link procnet.o directly.
  */
@@ -183,6 +183,7 @@ int ksched_parse_class(const char *line, struct ksched_class *c);
 int ksched_parse_client(const char *line, struct ksched_client *c);
 int ksched_parse_clients(FILE *f, struct ksched_client **out,
 			 unsigned int *n);
+uint64_t ksched_ring_lost(const char *stats);
 uint64_t ksched_class_mean_ns(const struct ksched_class *c);
 int ksched_hist_percentile(const uint64_t *hist, unsigned int n,
 			   unsigned int pct, uint64_t *bound_ns, bool *open);

@@ -78,8 +78,7 @@ static int clients_read(struct ksched_client **out, long *n)
 
 static int status_gather(struct status *s)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_link_info info;
 	int link_fd = -1, err;
 
 	err = ksched_read(&s->st);
@@ -91,13 +90,13 @@ static int status_gather(struct status *s)
 	if (err)
 		return err;
 	s->locked = true;
-	err = link_check(&s->ns, &s->st, &link_fd, &s->link_id, &s->stale);
+	err = link_check(&s->ns, &s->st, &link_fd, &info, &s->stale);
+	s->link_id = info.id;
 	if (!err && s->stale)
 		err = ns_remove_pins(&s->ns);
 	if (!err)
 		err = count_pinned(&s->ns, &s->nprefixes, &s->npolicies);
-	if (!err && link_fd >= 0 &&
-	    !bpf_link_get_info_by_fd(link_fd, &info, &len)) {
+	if (!err && link_fd >= 0) {
 		s->pinned = true;
 		s->map_id = info.struct_ops.map_id;
 		ops_data(s->map_id, &s->oi);
@@ -118,15 +117,6 @@ static void json_kv(const struct ksched_kv *kv)
 		json_text_field(json_wtr, kv->key, kv->val);
 }
 
-/* A count, or null for a map that is not pinned (-1). */
-static void json_count(const char *name, long n)
-{
-	if (n >= 0)
-		jsonw_uint_field(json_wtr, name, n);
-	else
-		jsonw_null_field(json_wtr, name);
-}
-
 static void json_class(const struct ksched_class *c)
 {
 	uint64_t bound;
@@ -142,11 +132,8 @@ static void json_class(const struct ksched_class *c)
 	jsonw_start_object(json_wtr);
 	for (j = 0; j < ARRAY_SIZE(v); j++)
 		jsonw_uint_field(json_wtr, names[j], v[j]);
-	if (c->dispatched)
-		jsonw_uint_field(json_wtr, "mean_wait_ns",
-				 ksched_class_mean_ns(c));
-	else
-		jsonw_null_field(json_wtr, "mean_wait_ns");
+	json_uint_or_null(json_wtr, "mean_wait_ns", c->dispatched,
+			  ksched_class_mean_ns(c));
 	if (ksched_hist_percentile(c->hist, c->nhist, 99, &bound, &open) < 0) {
 		jsonw_null_field(json_wtr, "p99_wait_ns");
 		jsonw_null_field(json_wtr, "p99_wait_bound");
@@ -198,15 +185,21 @@ static void group_out(const struct ksched_state *st, enum ksched_group g)
 	}
 }
 
+/* The start of status's object: which netns, and whether it exists. */
+static void json_netns(const struct ns_ctx *ns, bool exists)
+{
+	jsonw_start_object(json_wtr);
+	jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
+	json_text_field(json_wtr, "netns", ns->label);
+	jsonw_bool_field(json_wtr, "netns_exists", exists);
+}
+
 static void status_json(const struct status *s)
 {
 	const struct ksched_state *st = &s->st;
 	unsigned int i;
 
-	jsonw_start_object(json_wtr);
-	jsonw_uint_field(json_wtr, "netns_ino", s->ns.ino);
-	json_text_field(json_wtr, "netns", s->ns.label);
-	jsonw_bool_field(json_wtr, "netns_exists", true);
+	json_netns(&s->ns, true);
 	jsonw_bool_field(json_wtr, "serves", st->serves);
 	jsonw_bool_field(json_wtr, "attached", st->attached);
 	jsonw_bool_field(json_wtr, "pinned", s->pinned);
@@ -226,8 +219,11 @@ static void status_json(const struct status *s)
 	if (s->pinned)
 		jsonw_uint_field(json_wtr, "ops_max_inflight",
 				 s->oi.max_inflight);
-	json_count("prefixes", s->nprefixes);
-	json_count("policies", s->npolicies);
+	/* Entries of each map, null for one that is not pinned (-1). */
+	json_uint_or_null(json_wtr, "prefixes", s->nprefixes >= 0,
+			  s->nprefixes);
+	json_uint_or_null(json_wtr, "policies", s->npolicies >= 0,
+			  s->npolicies);
 	group_out(st, KSCHED_G_COUNTER);
 	jsonw_bool_field(json_wtr, "removed_stale_pins", s->stale);
 	jsonw_name(json_wtr, "dispatcher");
@@ -307,7 +303,7 @@ static void status_text(const struct status *s)
 		       s->link_id);
 	printf("netns:             %lu (%s)\n", s->ns.ino, s->ns.label);
 	printf("ksmbd serves:      %s\n", st->serves ? "yes" :
-	       "no: ksmbd does not listen in this netns (6.12 ksmbd listens only in the initial netns)");
+	       "no: " NOT_SERVED);
 	printf("attached:          %s\n", !st->attached ? "no" :
 	       s->pinned ? "yes" :
 	       "yes, but not by smb-classify (no pin; see bpftool link)");
@@ -360,6 +356,12 @@ static void om_sample(const char *name, unsigned long ino, const char *cls,
 	printf("} %llu\n", (unsigned long long)v);
 }
 
+/* The uint64_t counter at @off (offsetof()) of a class or client line. */
+static uint64_t u64_at(const void *base, size_t off)
+{
+	return *(const uint64_t *)((const char *)base + off);
+}
+
 /* Sum of a per-client value over the clients of class @id. */
 static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 {
@@ -368,8 +370,7 @@ static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 
 	for (i = 0; i < s->nclients; i++)
 		if (s->clients[i].class_id == id)
-			sum += *(const uint64_t *)((const char *)&s->clients[i] +
-						   off);
+			sum += u64_at(&s->clients[i], off);
 	return sum;
 }
 
@@ -447,9 +448,8 @@ static void status_openmetrics(const struct status *s)
 		snprintf(total, sizeof(total), "%s_total", classc[k].name);
 		for (i = 0; i < st->nclasses; i++) {
 			snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
-			om_sample(total, ino, cls, NULL, *(const uint64_t *)
-				  ((const char *)&st->classes[i] +
-				   classc[k].off));
+			om_sample(total, ino, cls, NULL,
+				  u64_at(&st->classes[i], classc[k].off));
 		}
 	}
 	om_gauges(s, "queued_requests", "requests waiting in the dispatcher",
@@ -478,10 +478,7 @@ static void status_openmetrics(const struct status *s)
 static void status_dead(const struct ns_ctx *ns, bool removed)
 {
 	if (json_output) {
-		jsonw_start_object(json_wtr);
-		jsonw_uint_field(json_wtr, "netns_ino", ns->ino);
-		json_text_field(json_wtr, "netns", ns->label);
-		jsonw_bool_field(json_wtr, "netns_exists", false);
+		json_netns(ns, false);
 		jsonw_bool_field(json_wtr, "attached", false);
 		jsonw_bool_field(json_wtr, "removed_stale_pins", removed);
 		jsonw_end_object(json_wtr);
@@ -518,6 +515,13 @@ static int status_gone(struct ns_ctx *ns)
 	return err;
 }
 
+/* The forms of status (-o), each selected by a prefix of its name. */
+enum status_out { OUT_TEXT, OUT_JSON, OUT_OPENMETRICS, OUT_KERNEL, OUT_N };
+
+static const char *const status_outs[OUT_N] = {
+	"text", "json", "openmetrics", "kernel",
+};
+
 /**
  * do_status() - "status [-o text|json|openmetrics|kernel]" of the netns
  * @argc: must be 0.
@@ -531,21 +535,21 @@ int do_status(int argc, char **argv)
 			    .nclients = -1 };
 	const char *fmt = output_arg ? output_arg :
 			  json_output ? "json" : "text";
-	unsigned int i;
+	unsigned int i, out;
 	int err;
 
-	if (!word_abbrev(fmt, "text") && !word_abbrev(fmt, "json") &&
-	    !word_abbrev(fmt, "openmetrics") && !word_abbrev(fmt, "kernel")) {
+	for (out = 0; out < OUT_N && !word_abbrev(fmt, status_outs[out]); out++)
+		;
+	if (out == OUT_N) {
 		p_err("status: unknown output '%.40s' (text, json, openmetrics, kernel)",
 		      fmt);
 		return -EINVAL;
 	}
-	if (output_arg && json_output && !word_abbrev(fmt, "json") &&
-	    !word_abbrev(fmt, "kernel")) {
+	if (output_arg && json_output && out != OUT_JSON && out != OUT_KERNEL) {
 		p_err("status: -j and -o %s: choose one", fmt);
 		return -EINVAL;
 	}
-	if (word_abbrev(fmt, "json"))
+	if (out == OUT_JSON)
 		json_output = true;
 	err = ns_cmd("status", argc, argv, &s.ns, false);
 	if (err)
@@ -554,7 +558,7 @@ int do_status(int argc, char **argv)
 	 * The kernel's lines only, parsed: nothing else read or touched.
 	 * Text: "KEY VALUE" a line, for scripts that want one value.
 	 */
-	if (word_abbrev(fmt, "kernel") && s.ns.live) {
+	if (out == OUT_KERNEL && s.ns.live) {
 		err = ksched_read(&s.st);
 		for (i = 0; !err && !json_output && i < s.st.nkv; i++)
 			printf("%s %s\n", s.st.kv[i].key, s.st.kv[i].val);
@@ -566,13 +570,13 @@ int do_status(int argc, char **argv)
 	if (!s.ns.live)
 		return status_gone(&s.ns);
 	err = status_gather(&s);
-	if (!err && word_abbrev(fmt, "openmetrics"))
+	if (!err && out == OUT_OPENMETRICS)
 		clients_read(&s.clients, &s.nclients);
 	if (err)
 		;
 	else if (json_output)
 		status_json(&s);
-	else if (word_abbrev(fmt, "openmetrics"))
+	else if (out == OUT_OPENMETRICS)
 		status_openmetrics(&s);
 	else
 		status_text(&s);

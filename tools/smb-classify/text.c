@@ -63,6 +63,23 @@ void text_sanitize(char *s)
 }
 
 /**
+ * json_uint_or_null() - a number member, or null for a value not known
+ * @w:     writer.
+ * @key:   member name.
+ * @known: @v holds a value (a map is pinned, a threshold is not "off",
+ *         a class has dispatched something to average).
+ * @v:     the value.
+ */
+void json_uint_or_null(json_writer_t *w, const char *key, bool known,
+		       uint64_t v)
+{
+	if (known)
+		jsonw_uint_field(w, key, v);
+	else
+		jsonw_null_field(w, key);
+}
+
+/**
  * json_text_field() - a string member whatever bytes @s holds
  * @w:   writer.
  * @key: member name (a literal of ours).

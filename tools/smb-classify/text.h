@@ -7,11 +7,15 @@
 #ifndef SMB_CLASSIFY_TEXT_H
 #define SMB_CLASSIFY_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "json_writer.h"
 
 void text_sanitize(char *s);
 void json_text_field(json_writer_t *w, const char *key, const char *s);
+void json_uint_or_null(json_writer_t *w, const char *key, bool known,
+		       uint64_t v);
 
 #endif /* SMB_CLASSIFY_TEXT_H */

@@ -360,26 +360,18 @@ static void trace_cleanup(struct trace_ctx *t)
 	tep_free(t->tep);
 }
 
-/*
- * Events the instance's ring buffer lost: "overrun" (overwritten) plus
- * "dropped events" of every CPU's per_cpu/cpuN/stats.
- */
+/* Events the instance's ring buffer lost, over every CPU's stats. */
 static unsigned long long trace_lost(struct trace_ctx *t)
 {
-	static const char *const keys[] = { "overrun:", "dropped events:" };
 	unsigned long long lost = 0;
-	char path[64], *stats, *p;
+	char path[64], *stats;
 	int cpu, ncpus = sysconf(_SC_NPROCESSORS_CONF);
-	size_t i;
 
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", cpu);
 		stats = tracefs_instance_file_read(t->inst, path, NULL);
-		for (i = 0; stats && i < ARRAY_SIZE(keys); i++) {
-			p = strstr(stats, keys[i]);
-			if (p)
-				lost += strtoull(p + strlen(keys[i]), NULL, 10);
-		}
+		if (stats)
+			lost += ksched_ring_lost(stats);
 		free(stats);
 	}
 	return lost;
