@@ -73,10 +73,12 @@ t1=$(last '.waited == 0')
 win=".ts >= ${t0:-0} and .ts <= ${t1:-0} and .cmd == \"READ\""
 reads=$(count "$win")
 bad=$(count "$win and (.waited != 1 or .wait_ns <= 0)")
-# Backlogged: nearly all of them waited (with 2 vCPUs a READ now and then
-# finds a free slot at once, waited=1 wait_ns=0 or waited=0).
-vm_check "READs of the busy client during smbclient's session: $reads, >= 90% waited (wait_ns>0; $bad not)" \
-	test "$reads" -ge 10 -a $(( bad * 10 )) -le "$reads"
+# Backlogged: most of them waited.  With 2 vCPUs a READ now and then
+# finds a free slot at once (waited=1 wait_ns=0, or waited=0), and more
+# often on a loaded host (88.5% waited at load 9 once): this only shows
+# the client was busy; the precedence itself is the "went ahead" check.
+vm_check "READs of the busy client during smbclient's session: $reads, >= 75% waited (wait_ns>0; $bad not)" \
+	test "$reads" -ge 10 -a $(( bad * 4 )) -le "$reads"
 waits=$(sched_events ksmbd_sched_dispatch ".class == 1 and $win" |
 	jq -rs 'if length > 0 then "\(map(.wait_ns) | add / length / 1e5 | round / 10) ms mean" else "" end')
 echo "busy client's READ wait during smbclient's session: $waits; control requests 0 ms"
