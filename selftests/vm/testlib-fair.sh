@@ -221,13 +221,16 @@ fair_fio_json() {
 	FAIR_LAST_PID=$!
 	FAIR_PIDS+=("$FAIR_LAST_PID")
 }
+# fair_fio_report NAME: fio NAME's JSON report (from its first "{": a
+# fio stopped by a signal writes "fio: terminating on signal N" first).
+fair_fio_report() { sed -n '/^{/,$p' "$sched_tmp/$1.json"; }
 # fair_fio_json_ok NAME: fio NAME's JSON report has no error and reads.
 fair_fio_json_ok() {
-	jq -e '.jobs[0].error == 0 and .jobs[0].read.total_ios > 0' \
-		"$sched_tmp/$1.json" >/dev/null 2>&1
+	fair_fio_report "$1" |
+		jq -e '.jobs[0].error == 0 and .jobs[0].read.total_ios > 0' >/dev/null 2>&1
 }
 # fair_fio_iops NAME: fio NAME's read IOPS (an integer).
-fair_fio_iops() { jq '.jobs[0].read.iops | floor' "$sched_tmp/$1.json" 2>/dev/null || echo 0; }
+fair_fio_iops() { fair_fio_report "$1" | jq '.jobs[0].read.iops | floor' 2>/dev/null || echo 0; }
 
 # fair_rounds K BIG SMALL: the contested READ dispatches in
 # SCHED_TRACE_JSON (in time order) from the first contested READ of
@@ -244,6 +247,8 @@ fair_fio_iops() { jq '.jobs[0].read.iops | floor' "$sched_tmp/$1.json" 2>/dev/nu
 #            contested (a class had nothing waiting)
 #   cost_ok  every READ in the rounds was charged its length, at least
 #            4 KiB (cost == max(bytes, 4096))
+#   per_round    SMALL's READs in each round
+#   seconds  the rounds' time span
 fair_rounds() {
 	jq -s -c --argjson k "$1" --argjson big "$2" --argjson small "$3" '
 		[ .[] | select(.event == "ksmbd_sched_dispatch") ] | sort_by(.ts) as $all |
@@ -261,6 +266,8 @@ fair_rounds() {
 			  uncontested: ([ $all[] | select(.ts >= $t0 and .ts < $t1 and
 				(.waited != 1 or .clients < 2)) ] | length),
 			  cost_ok: all($w[]; .cost == ([.bytes, 4096] | max)),
+			  per_round: [ range(0; $k) as $i | [ $c[$b[$i]:$b[$i + 1]][] |
+				select(.class == $small) ] | length ],
 			  seconds: ((($t1 - $t0) / 1e9) * 10 | floor / 10) }
 		end' "$SCHED_TRACE_JSON"
 }
