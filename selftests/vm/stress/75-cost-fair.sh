@@ -116,7 +116,7 @@ smb-classify unload >/dev/null
 # The class counter is read each second (cheap); the trace file only once
 # class 1 has had K+1 more READs dispatched, and again after each more.
 rounds_wait() {
-	local k=$1 deadline next
+	local k=$1 deadline next tick=0
 	deadline=$(( ${EPOCHREALTIME/./} + $2 * ${TEST_TIMEOUT_SCALE:-1} * 1000000 ))
 	next=$(( $(fair_class_field 1 dispatched) + k + 1 ))
 	while (( ${EPOCHREALTIME/./} < deadline )); do
@@ -126,9 +126,23 @@ rounds_wait() {
 			(( $(jq .rounds <<<"$ROUNDS_OUT") >= k + 1 )) && return 0
 			next=$(( next + 1 ))
 		fi
+		(( ++tick % 20 )) || disp_state
 		sleep 1
 	done
 	return 1
+}
+
+# disp_state: the dispatcher's clients and classes now (for the log).
+disp_state() {
+	echo "  $(sched_proc_show inflight queued clients); $(tr '\n' ';' </proc/net/ksmbd_sched_clients 2>/dev/null)"
+}
+
+# trace_summary: the dispatch events in the trace file by class, waited
+# and clients (for the log when a window fails).
+trace_summary() {
+	jq -s -c '[ .[] | select(.event == "ksmbd_sched_dispatch") |
+		{class, cmd, waited, c2: (.clients >= 2)} ] | group_by(.) |
+		map(.[0] + {n: length})' "$SCHED_TRACE_JSON"
 }
 
 # share DESC WEIGHT2 K WANT: class 2 at weight WEIGHT2, K rounds; class
@@ -142,9 +156,10 @@ share() {
 	SMALL_PID=$FAIR_LAST_PID
 	vm_poll 60 fair_at_least clients 2 || vm_fail "$desc: never 2 clients waiting"
 	sched_trace_only ksmbd_sched_dispatch
-	# A round is 256 or 768 4 KiB READs and one of 1 MiB: measured
-	# 10-30 s on a loaded host; bounded at 60 s a round of weight 1.
-	if rounds_wait "$k" $(( (k + 1) * w * 60 )); then
+	# A round is 256 or 768 4 KiB READs and one of 1 MiB: measured 4 s
+	# (weight 1) on a host loaded 4-11; bounded at 20 s a quantum.
+	disp_state
+	if rounds_wait "$k" $(( (k + 1) * w * 20 )); then
 		sched_trace_stop
 		r=$ROUNDS_OUT
 		a=$(jq .big <<<"$r") b=$(jq .small <<<"$r")
@@ -163,6 +178,9 @@ share() {
 			fair_share_ok "$desc: class ${cls}'s share of the bytes" \
 				"$(fair_permille "$got" $(( a + b )))" "$want" "$TOL"
 	else
+		sched_trace_sync || true
+		disp_state
+		echo "  dispatch events: $(trace_summary)"
 		sched_trace_stop
 		vm_fail "$desc: fewer than $((k + 1)) contested 1 MiB READs in time: $(fair_rounds "$k" 1 2)"
 	fi
