@@ -247,6 +247,9 @@ fair_fio_iops() { fair_fio_report "$1" | jq '.jobs[0].read.iops | floor' 2>/dev/
 #            contested (a class had nothing waiting)
 #   cost_ok  every READ in the rounds was charged its length, at least
 #            4 KiB (cost == max(bytes, 4096))
+#   nonread  the other dispatches in that span, "CLASS:CMD:COST xN"
+#            (their cost, 4 KiB each, is charged to the class's deficit
+#            too)
 #   per_round    SMALL's READs in each round
 #   seconds  the rounds' time span
 fair_rounds() {
@@ -265,6 +268,9 @@ fair_rounds() {
 			  other: ([ $w[] | select(.class != $big and .class != $small) ] | length),
 			  uncontested: ([ $all[] | select(.ts >= $t0 and .ts < $t1 and
 				(.waited != 1 or .clients < 2)) ] | length),
+			  nonread: ([ $all[] | select(.ts >= $t0 and .ts < $t1 and
+				.cmd != "READ") | "\(.class):\(.cmd):\(.cost)" ] |
+				group_by(.) | map("\(.[0]) x\(length)") | join(" ")),
 			  cost_ok: all($w[]; .cost == ([.bytes, 4096] | max)),
 			  per_round: [ range(0; $k) as $i | [ $c[$b[$i]:$b[$i + 1]][] |
 				select(.class == $small) ] | length ],

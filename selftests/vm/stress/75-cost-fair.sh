@@ -59,7 +59,7 @@ head -c 16M /dev/urandom >"$SLOWFS_BACKING/data.bin"
 want_sha=$(sched_sha "$SLOWFS_BACKING/data.bin")
 slowfs_mount 127.0.0.2 "$BIG"
 slowfs_mount 127.0.0.3 "$SMALL"
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "guest load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # attach WEIGHT2: the prefix classifier with budget BUDGET, class 1 for the
 # big reader, class 2 (weight WEIGHT2) for the small one, no splice.
@@ -163,7 +163,7 @@ share() {
 		sched_trace_stop
 		r=$ROUNDS_OUT
 		a=$(jq .big <<<"$r") b=$(jq .small <<<"$r")
-		echo "$desc: $k rounds in $(jq .seconds <<<"$r") s: class 1 $a bytes ($(jq .nbig <<<"$r") READs), class 2 $b bytes ($(jq .nsmall <<<"$r") READs), other classes $(jq .other <<<"$r"), uncontested dispatches meanwhile $(jq .uncontested <<<"$r"), class 2 READs per round $(jq -c .per_round <<<"$r"); lost events $(fair_trace_overruns); load $(cut -d' ' -f1 /proc/loadavg)"
+		echo "$desc: $k rounds in $(jq .seconds <<<"$r") s: class 1 $a bytes ($(jq .nbig <<<"$r") READs), class 2 $b bytes ($(jq .nsmall <<<"$r") READs), other classes $(jq .other <<<"$r"), uncontested dispatches meanwhile $(jq .uncontested <<<"$r"), class 2 READs per round $(jq -c .per_round <<<"$r"), other dispatches meanwhile [$(jq -r .nonread <<<"$r")]; lost events $(fair_trace_overruns); guest load $(cut -d' ' -f1 /proc/loadavg)"
 		vm_check "$desc: no trace events lost" test "$(fair_trace_overruns)" = 0
 		vm_check "$desc: every READ charged its length (cost 1 MiB, 4 KiB)" \
 			test "$(jq .cost_ok <<<"$r")" = true
@@ -199,5 +199,5 @@ vm_check "data.bin read through the class-1 mount, sha256 equal" \
 	test "$(sched_sha "$BIG/data.bin")" = "$want_sha"
 vm_check "data.bin read through the class-2 mount, sha256 equal" \
 	test "$(sched_sha "$SMALL/data.bin")" = "$want_sha"
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "guest load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 vm_finish
