@@ -46,8 +46,8 @@ trap 'fair_cleanup; slowfs_share_stop' EXIT
 SERVICE_MS=5
 BW_MIBPS=8
 BUDGET=2
-ROUNDS1=${COST_ROUNDS1:-4}	# equal weights: 4 x 2 MiB
-ROUNDS2=${COST_ROUNDS2:-2}	# weights 1:3: 2 x 4 MiB
+ROUNDS1=${COST_ROUNDS1:-8}	# equal weights: 8 x 2 MiB
+ROUNDS2=${COST_ROUNDS2:-4}	# weights 1:3: 4 x 4 MiB
 UNCONTESTED=50		# per mille of the dispatches, at most
 TOL=30			# per mille
 IOPS_TOL=100		# per mille: attached >= 90% of unattached
