@@ -196,6 +196,9 @@ share() {
 		sched_trace_stop
 		vm_fail "$desc: fewer than $((k + 1)) contested 1 MiB READs in time: $(fair_rounds "$k" 1 2)"
 	fi
+	# Still both backlogged: the dispatcher must not have given up.
+	vm_check "$desc: no watchdog bypass while both read (bypass $(sched_proc bypass), waited $(( $(sched_proc bypass_wait_ns) / 1000000 )) ms)" \
+		test "$(sched_proc bypass)" = 0
 	kill "$SMALL_PID" 2>/dev/null || true
 	fair_wait "$SMALL_PID" || true
 	vm_check "$desc: the 4 KiB reader saw no I/O error" fair_fio_json_ok small
