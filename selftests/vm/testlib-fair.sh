@@ -216,3 +216,76 @@ fair_trace_window() {
 		return 1; }
 	sched_trace_stop
 }
+
+# ---- additions of stress/75-cost-fair ----------------------------------
+
+# fair_fio_json NAME FILE RUNTIME_S DEPTH BS [RAMP_S]: as fair_fio, but
+# fio's report is JSON ($sched_tmp/NAME.json) and the first RAMP_S
+# seconds are not counted; in the background, pid in FAIR_LAST_PID and
+# FAIR_PIDS.
+fair_fio_json() {
+	local name=$1 file=$2 runtime=$3 depth=$4 bs=$5 ramp=${6:-0}
+	fio --name="$name" --thread --invalidate=0 --filename="$file" \
+		--rw=randread --bs="$bs" --iodepth="$depth" --ioengine=libaio \
+		--direct=1 --time_based --runtime="$runtime" --ramp_time="$ramp" \
+		--output-format=json --output="$sched_tmp/$name.json" \
+		>/dev/null 2>&1 &
+	FAIR_LAST_PID=$!
+	FAIR_PIDS+=("$FAIR_LAST_PID")
+}
+# fair_fio_report NAME: fio NAME's JSON report (from its first "{": a
+# fio stopped by a signal writes "fio: terminating on signal N" first).
+fair_fio_report() { sed -n '/^{/,$p' "$sched_tmp/$1.json"; }
+# fair_fio_json_ok NAME: fio NAME's JSON report has no error and reads.
+fair_fio_json_ok() {
+	fair_fio_report "$1" |
+		jq -e '.jobs[0].error == 0 and .jobs[0].read.total_ios > 0' >/dev/null 2>&1
+}
+# fair_fio_iops NAME: fio NAME's read IOPS (an integer).
+fair_fio_iops() { fair_fio_report "$1" | jq '.jobs[0].read.iops | floor' 2>/dev/null || echo 0; }
+
+# fair_rounds K BIG SMALL: the contested READ dispatches in
+# SCHED_TRACE_JSON (in time order) from the first contested READ of
+# class BIG to the (K+1)-th, that one excluded: K whole rounds of the
+# deficit round robin when BIG's requests cost more than a quantum (it
+# is served once per round, every other class in between).  Counting
+# whole rounds leaves out the phase at which a window starts and ends,
+# which for 1 MiB requests is worth a whole request.  One JSON object:
+#   rounds   contested READs of BIG seen (at least K+1 for a result)
+#   big, small   bytes of BIG's and SMALL's READs in the rounds
+#   nbig, nsmall how many READs
+#   other    READs of other classes in the rounds
+#   uncontested  dispatches in the same time span that were not
+#            contested (a class had nothing waiting)
+#   cost_ok  every READ in the rounds was charged its length, at least
+#            4 KiB (cost == max(bytes, 4096))
+#   nonread  the other dispatches in that span, "CLASS:CMD:COST xN"
+#            (their cost, 4 KiB each, is charged to the class's deficit
+#            too)
+#   per_round    SMALL's READs in each round
+#   seconds  the rounds' time span
+fair_rounds() {
+	jq -s -c --argjson k "$1" --argjson big "$2" --argjson small "$3" '
+		[ .[] | select(.event == "ksmbd_sched_dispatch") ] | sort_by(.ts) as $all |
+		[ $all[] | select(.cmd == "READ" and .waited == 1 and .clients >= 2) ] as $c |
+		[ $c | to_entries[] | select(.value.class == $big) | .key ] as $b |
+		if ($b | length) < $k + 1 then { rounds: ($b | length) } else
+			$c[$b[0]:$b[$k]] as $w |
+			($w[0].ts) as $t0 | ($c[$b[$k]].ts) as $t1 |
+			{ rounds: ($b | length),
+			  big: ([ $w[] | select(.class == $big) | .bytes ] | add // 0),
+			  small: ([ $w[] | select(.class == $small) | .bytes ] | add // 0),
+			  nbig: ([ $w[] | select(.class == $big) ] | length),
+			  nsmall: ([ $w[] | select(.class == $small) ] | length),
+			  other: ([ $w[] | select(.class != $big and .class != $small) ] | length),
+			  uncontested: ([ $all[] | select(.ts >= $t0 and .ts < $t1 and
+				(.waited != 1 or .clients < 2)) ] | length),
+			  nonread: ([ $all[] | select(.ts >= $t0 and .ts < $t1 and
+				.cmd != "READ") | "\(.class):\(.cmd):\(.cost)" ] |
+				group_by(.) | map("\(.[0]) x\(length)") | join(" ")),
+			  cost_ok: all($w[]; .cost == ([.bytes, 4096] | max)),
+			  per_round: [ range(0; $k) as $i | [ $c[$b[$i]:$b[$i + 1]][] |
+				select(.class == $small) ] | length ],
+			  seconds: ((($t1 - $t0) / 1e9) * 10 | floor / 10) }
+		end' "$SCHED_TRACE_JSON"
+}
