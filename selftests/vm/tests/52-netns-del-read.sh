@@ -24,7 +24,7 @@
 #   - ksmbd in the initial netns still serves: a read from 127.0.0.1 is
 #     byte-exact and its connection is classified (trace);
 #   - no kernel report (the harness fails the test on any).
-# vm-timeout: 240
+# vm-timeout: 300
 
 set -euo pipefail
 # shellcheck source=../lib.sh

@@ -24,7 +24,7 @@
 #     reqs_classified (so the trace lost nothing);
 #   - the bytes cover what the clients moved (>= read + written), and
 #     every file read is byte-exact.
-# vm-timeout: 180
+# vm-timeout: 300
 
 set -euo pipefail
 # shellcheck source=../lib.sh

@@ -20,7 +20,7 @@
 # afterwards payloads and payload_pages are exactly 0.  O_DIRECT, the
 # other gate, cannot be reached from a client: ksmbd opens no file
 # O_DIRECT (FILE_NO_INTERMEDIATE_BUFFERING is not mapped to it).
-# vm-timeout: 240
+# vm-timeout: 300
 
 set -euo pipefail
 # shellcheck source=../lib.sh
