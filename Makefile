@@ -15,12 +15,14 @@
 #   make test-debug    the VM suite on the KASAN/lockdep kernel (KDEBUG=1)
 #   make demo          boot the VM and show classification of real clients
 #   make bench         A/B benchmarks in one VM boot each (ratios)
-#   make stress        bounded stress runs in the VM (storm, smbtorture wide)
+#   make stress        bounded stress runs in the VM (cost shares, WRITE flood,
+#                      fault injection, smbtorture wide and lease)
 #   make checkpatch    checkpatch.pl --strict over kernel/
 #   make kernel-series the upstream-style patch series (BUILD_EACH=1 builds
 #                      every step, CHECKPATCH=1 checks every patch)
-#   make install       install smb-classify, its man pages, bash completion
-#                      and smb-classify.service (PREFIX=/usr/local)
+#   make install       install smb-classify, its man pages, bash completion,
+#                      smb-classify.service and an example config if there
+#                      is none (PREFIX=/usr/local)
 #   make clean         remove build outputs in the checkout
 #   make help          this text
 #
@@ -71,7 +73,7 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 all: kernel tools
 
 help:
-	@sed -n '3,23p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^$$/p' Makefile | sed -n '/^#/s/^# \{0,1\}//p'
 
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -132,7 +134,7 @@ test-debug: tools
 	KDEBUG=1 VM_KERNEL=tiny selftests/vm/run-suite
 
 # Stress runs, each bounded in count and time, on loopback in the VM; too
-# long for make test.  STRESS="91-conn-storm ..." picks some.
+# long for make test.  STRESS="79-write-flood ..." picks some.
 stress: $(DEMO_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
 	selftests/vm/run-suite $(or $(addprefix selftests/vm/stress/,$(addsuffix .sh,$(STRESS))),selftests/vm/stress/*.sh)

@@ -72,7 +72,7 @@ Section: kernel
 Priority: optional
 Maintainer: $MAINTAINER
 Depends: dkms (>= 3.0)
-Recommends: linux-headers-amd64 | linux-headers-$KVER
+Recommends: linux-headers-6.12-amd64 | linux-headers-$KVER
 Description: ksmbd with BPF struct_ops scheduling (DKMS source)
  A replacement ksmbd.ko (the in-kernel SMB3 server) for Debian's 6.12
  kernels, with the ksmbd_sched_ops BPF hook: per-network-namespace
@@ -109,11 +109,34 @@ EOF
 	log "$OUT/${pkg}_$VERSION-${DEBREV}_all.deb"
 }
 
+# check_needed BIN DEPENDS: every shared library BIN links (NEEDED) is
+# shipped by a package named in DEPENDS (a Depends: value), so that the
+# package cannot install without what its binary loads.
+check_needed() {
+	local lib p
+	for lib in $(objdump -p "$1" | awk '$1 == "NEEDED" { print $2 }'); do
+		p=$(dpkg -S "*/$lib" 2>/dev/null | head -n 1 | cut -d: -f1)
+		[ -n "$p" ] || die "$1 links $lib, which no installed package ships"
+		case ", $2," in
+		*", $p,"* | *", $p ("*) ;;
+		*) die "$1 links $lib of package $p, which Depends ($2) does not name" ;;
+		esac
+	done
+}
+
 build_tools_deb() {
 	local root=$STAGE/tools pkg=$NAME doc
+	local depends="libc6 (>= 2.34), libelf1, zlib1g, libtracefs1, libtraceevent1"
 	rm -rf "$root"
-	make -s -C "$TOP/tools/smb-classify" DESTDIR="$root" PREFIX=/usr install >/dev/null
-	mkdir -p "$root/DEBIAN" "$root/usr/share/$NAME"
+	# The unit in the distribution's directory (/etc/systemd/system is
+	# the admin's); the example config as an example, not a live file:
+	# the unit does nothing until the admin writes /etc/ksmbd/ksmbd-sched.conf
+	# (ConditionPathExists), and no package file sits in /etc.
+	make -s -C "$TOP/tools/smb-classify" DESTDIR="$root" PREFIX=/usr \
+		UNITDIR=/lib/systemd/system install >/dev/null
+	mkdir -p "$root/DEBIAN" "$root/usr/share/$NAME" "$root/usr/share/doc/$pkg/examples"
+	mv "$root/etc/ksmbd/ksmbd-sched.conf" "$root/usr/share/doc/$pkg/examples/"
+	rmdir "$root/etc/ksmbd" "$root/etc"
 	cp "$TOP/tools/smb-classify/.build/smb_classify.bpf.o" \
 		"$TOP/bpf/smb_classify.bpf.c" "$root/usr/share/$NAME/"
 	cp "$TOP"/bpf/*.h "$root/usr/share/$NAME/" 2>/dev/null || true
@@ -129,15 +152,20 @@ Architecture: amd64
 Section: net
 Priority: optional
 Maintainer: $MAINTAINER
-Depends: libc6 (>= 2.34), libelf1, zlib1g
+Depends: $depends
 Recommends: $NAME-dkms (= $VERSION-$DEBREV), ksmbd-tools
 Description: BPF classifier and loader for ksmbd (smb-classify)
  smb-classify attaches the reference classifier (an LPM trie of address
  prefixes and a per-class policy map) to ksmbd's ksmbd_sched_ops hook in a
  network namespace, manages its maps and shows what ksmbd does with them.
- Needs the ksmbd.ko of $NAME-dkms.  The BPF object and its source are in
+ Needs the ksmbd.ko of $NAME-dkms.  Also installs smb-classify.service
+ (applies /etc/ksmbd/ksmbd-sched.conf whenever ksmbd.service runs, once
+ that file exists), the man pages smb-classify(8) and ksmbd-sched.conf(5)
+ and bash completion.  An example config is in
+ /usr/share/doc/$NAME/examples/, the BPF object and its source in
  /usr/share/$NAME/, the documentation in /usr/share/doc/$NAME/.
 EOF
+	check_needed "$root/usr/sbin/smb-classify" "$depends"
 	dpkg-deb --root-owner-group -Zxz --build "$root" \
 		"$OUT/${pkg}_$VERSION-${DEBREV}_amd64.deb" >/dev/null
 	log "$OUT/${pkg}_$VERSION-${DEBREV}_amd64.deb"
