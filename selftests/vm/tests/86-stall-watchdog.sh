@@ -15,9 +15,11 @@
 #     grows, inflight > max_inflight) and a client B (127.0.0.3, class 2)
 #     gets 20 READs of 64 KiB done, byte-exact, while no WRITE of A has
 #     completed;
-#   - watchdog: once a request has waited watchdog_ms, the dispatcher is
-#     bypassed: bypass 1, bypass_wait_ns >= watchdog_ms, one
-#     ksmbd_sched_bypass event (reason watchdog), one kernel log line;
+#   - watchdog: once the oldest request and its client (no turn in the
+#     round: A progresses only through stall admits) have waited
+#     watchdog_ms, the dispatcher is bypassed: bypass 1, bypass_wait_ns
+#     >= watchdog_ms, one ksmbd_sched_bypass event (reason watchdog),
+#     one kernel log line;
 #     every waiting request was handed to its worker (queued 0), and B's
 #     READs now run at once, without a slot (waited=0);
 #   - it does not re-arm by itself: after the lock is released and every
@@ -48,7 +50,7 @@ if [[ $VM_KERNEL != stock && ! -e /proc/sys/vm/unprivileged_userfaultfd ]]; then
 fi
 
 WRITES=200
-LOGLINE='ksmbd: sched: a request waited'
+LOGLINE='ksmbd: sched: a client waited'
 head -c 64K /dev/urandom >"$tmp/src.bin"
 truncate -s 64K "$SMB_SHARE_DIR/locked.bin"
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/other.bin"

@@ -23,9 +23,10 @@
  *    read its socket): ksmbd_sched_wait().
  *  - Stall guard: when all slots are held and none was given back for
  *    KSMBD_SCHED_STALL_MS while requests wait, one more is admitted.
- *  - Watchdog: a data request waiting KSMBD_SCHED_WATCHDOG_MS puts the
- *    dispatcher in bypass: every request takes the flat path, until the
- *    program is replaced.
+ *  - Watchdog: when the round has not reached the client of the oldest
+ *    waiting request for KSMBD_SCHED_WATCHDOG_MS (nor has that request
+ *    waited less), the dispatcher is in bypass: every request takes the
+ *    flat path, until the program is replaced.
  *  - Bounded: a client with KSMBD_SCHED_CLIENT_QUEUED_MAX requests or
  *    KSMBD_SCHED_CLIENT_QBYTES_MAX bytes waiting stops its connections'
  *    receivers; requests of a connection going away are dropped.
@@ -99,6 +100,8 @@ struct ksmbd_sched_client_key {
  * @stats:      counters of its class
  * @wq:         receivers of its connections waiting for room (cap)
  * @deficit:    bytes it may still be served in this round (DRR)
+ * @turn_ns:    last time the round reached it within the budget: a
+ *              request taken for a slot, or a quantum given (the watchdog)
  * @qbytes:     bytes of its waiting messages
  * @dispatched: requests dispatched
  * @bytes:      their READ/WRITE bytes
@@ -121,6 +124,7 @@ struct ksmbd_sched_client {
 	struct ksmbd_sched_cstats *stats;
 	wait_queue_head_t wq;
 	s64 deficit;
+	u64 turn_ns;
 	u64 qbytes;
 	u64 dispatched;
 	u64 bytes;
@@ -151,7 +155,8 @@ struct ksmbd_sched_client {
  * @wait_releases: slots given back because their request waits
  * @dropped:       requests of a connection going away, not run
  * @throttled:     times a receiver waited for room in its client's queue
- * @bypass_wait_ns: the wait that made the watchdog bypass the dispatcher
+ * @bypass_wait_ns: the wait that made the watchdog bypass the dispatcher,
+ *                 as the ksmbd_sched_bypass tracepoint's wait_ns
  * @inflight:      data requests holding a slot
  * @max_inflight:  slots
  * @queued:        data requests waiting
@@ -366,6 +371,17 @@ static void ksmbd_disp_dequeue(struct ksmbd_sched_disp *d,
 }
 
 /*
+ * How a request leaves the queue: for a slot by the round, within the
+ * budget; for a slot above the budget, by the stall guard; or without a
+ * slot (detach, bypass).  Only the first is a turn for the watchdog.
+ */
+enum ksmbd_disp_how {
+	KSMBD_DISP_ROUND,
+	KSMBD_DISP_STALL,
+	KSMBD_DISP_FLAT,
+};
+
+/*
  * Caller holds d->lock.  The request to serve next, by deficit round
  * robin over the new list, then the old one (RFC 8290 4.2, fq_codel's
  * dequeue): a client whose deficit is used up gets a quantum more and
@@ -375,9 +391,11 @@ static void ksmbd_disp_dequeue(struct ksmbd_sched_disp *d,
  * for a moment, because its own client machine is slow to send, must not
  * come back as new with a fresh quantum).  Otherwise it leaves the round
  * (from the new list it goes to the old one first, so that it cannot
- * come back as new at once).
+ * come back as new at once).  Every client the round reaches has its
+ * turn_ns set to @turn_ns, unless that is 0 (the watchdog's view).
  */
-static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d)
+static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
+					  u64 turn_ns)
 {
 	struct ksmbd_sched_client *c;
 	struct list_head *head;
@@ -390,8 +408,12 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d)
 	 * it in debt nor earns it credit for the next contested round (as a
 	 * flow's virtual start time in start-time fair queueing).
 	 */
-	if (d->nactive == 1)
-		return list_first_entry(&d->age, struct ksmbd_work, sched.age);
+	if (d->nactive == 1) {
+		work = list_first_entry(&d->age, struct ksmbd_work, sched.age);
+		if (turn_ns)
+			work->sched.client->turn_ns = turn_ns;
+		return work;
+	}
 
 	while (d->queued) {
 		head = &d->new_flows;
@@ -400,6 +422,8 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d)
 		if (WARN_ON_ONCE(list_empty(head)))
 			return NULL;
 		c = list_first_entry(head, struct ksmbd_sched_client, flow);
+		if (turn_ns)
+			c->turn_ns = turn_ns;
 		if (c->deficit <= 0) {
 			c->deficit += c->quantum;
 			list_move_tail(&c->flow, &d->old_flows);
@@ -444,18 +468,19 @@ static bool ksmbd_disp_conn_gone(struct ksmbd_conn *conn)
 }
 
 /*
- * Caller holds d->lock.  Take the next request onto @batch, with a slot
- * when @slot (else it runs outside the budget: detach, bypass).  A
- * request of a connection going away is dropped and refunded.
+ * Caller holds d->lock.  Take the next request onto @batch, @how (with a
+ * slot, or outside the budget: detach, bypass).  A request of a
+ * connection going away is dropped and refunded.
  * Return: false when nothing waits.
  */
 static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
-			    struct list_head *batch, u64 now, bool slot)
+			    struct list_head *batch, u64 now,
+			    enum ksmbd_disp_how how)
 {
 	struct ksmbd_sched_client *c;
 	struct ksmbd_work *work;
 
-	work = ksmbd_disp_next(d);
+	work = ksmbd_disp_next(d, how == KSMBD_DISP_ROUND ? now : 0);
 	if (!work)
 		return false;
 	c = work->sched.client;
@@ -466,7 +491,7 @@ static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
 		if (work->sched.clients > 1)
 			c->deficit += work->sched.cost;
 		d->dropped++;
-	} else if (slot) {
+	} else if (how != KSMBD_DISP_FLAT) {
 		work->sched.slot = true;
 		d->inflight++;
 		c->inflight++;
@@ -484,7 +509,7 @@ static void ksmbd_disp_pick(struct ksmbd_sched_disp *d,
 			    struct list_head *batch, u64 now)
 {
 	while (d->inflight < d->max_inflight &&
-	       ksmbd_disp_take(d, batch, now, true))
+	       ksmbd_disp_take(d, batch, now, KSMBD_DISP_ROUND))
 		;
 }
 
@@ -494,7 +519,7 @@ static void ksmbd_disp_drain(struct ksmbd_sched_disp *d,
 {
 	struct ksmbd_sched_client *c;
 
-	while (ksmbd_disp_take(d, batch, now, false))
+	while (ksmbd_disp_take(d, batch, now, KSMBD_DISP_FLAT))
 		;
 	list_for_each_entry(c, &d->all, all)
 		if (c->waiters)
@@ -545,9 +570,15 @@ static void ksmbd_disp_arm_guard(struct ksmbd_sched_disp *d)
  * has been held for KSMBD_SCHED_STALL_MS with no slot given back, the
  * holders are blocked on something the dispatcher does not know about;
  * admit one more so that the namespace makes progress.  The watchdog is
- * sched_ext's: a data request that waited KSMBD_SCHED_WATCHDOG_MS means
- * the dispatcher itself is broken; hand everything to the flat path and
- * stay out of the way until the program is replaced.
+ * sched_ext's: the oldest waiting request's client not reached by the
+ * round for KSMBD_SCHED_WATCHDOG_MS (and the request waiting as long)
+ * means the dispatcher itself is broken; hand everything to the flat
+ * path and stay out of the way until the program is replaced.  A
+ * request's own wait is no such sign: on slow storage a fair round makes
+ * the last of a large reader's requests wait several of its client's
+ * turns.  Stall admits are not turns: a namespace that makes progress
+ * only through them is stalled.  A client the round starves is caught
+ * once its request is the oldest: every older one is served meanwhile.
  */
 static void ksmbd_disp_guard_fn(struct work_struct *wk)
 {
@@ -566,7 +597,7 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 		return;
 	}
 	work = list_first_entry(&d->age, struct ksmbd_work, sched.age);
-	oldest = now - work->sched.qtime_ns;
+	oldest = now - max(work->sched.qtime_ns, work->sched.client->turn_ns);
 	if (oldest >= (u64)KSMBD_SCHED_WATCHDOG_MS * NSEC_PER_MSEC) {
 		d->bypass = true;
 		d->bypass_wait_ns = oldest;
@@ -577,7 +608,7 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 		if (d->inflight >= d->max_inflight &&
 		    now - d->progress_ns >=
 		    (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC &&
-		    ksmbd_disp_take(d, &batch, now, true))
+		    ksmbd_disp_take(d, &batch, now, KSMBD_DISP_STALL))
 			d->stall_admits++;
 		queue_delayed_work(system_wq, &d->guard,
 				   msecs_to_jiffies(KSMBD_SCHED_STALL_MS / 2));
@@ -585,7 +616,7 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
 	if (bypass) {
-		pr_warn("ksmbd: sched: a request waited %llu ms in the dispatcher (netns %u): bypassed until the program is replaced\n",
+		pr_warn("ksmbd: sched: a client waited %llu ms for its turn in the dispatcher (netns %u): bypassed until the program is replaced\n",
 			oldest / NSEC_PER_MSEC, d->netns_ino);
 		trace_ksmbd_sched_bypass(d->netns_ino, "watchdog", oldest);
 	}

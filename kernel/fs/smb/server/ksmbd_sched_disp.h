@@ -28,8 +28,9 @@ struct seq_file;
  *	weight 1, bytes; weight w gives w times as much
  * @KSMBD_SCHED_STALL_MS: stall guard: when no slot was given back for
  *	this long while requests wait, one more request is admitted
- * @KSMBD_SCHED_WATCHDOG_MS: watchdog: a data request waiting this long
- *	puts the dispatcher in bypass (flat path) until it is replaced
+ * @KSMBD_SCHED_WATCHDOG_MS: watchdog: the oldest waiting data request
+ *	waiting this long, and its client not reached by the round for as
+ *	long, puts the dispatcher in bypass (flat path) until it is replaced
  * @KSMBD_SCHED_CLIENT_QUEUED_MAX: requests one client may have waiting;
  *	above it its connections' receivers stop reading
  * @KSMBD_SCHED_CLIENT_QBYTES_MAX: bytes of received messages one client

@@ -177,9 +177,11 @@ TRACE_EVENT(ksmbd_sched_dispatch,
 /**
  * ksmbd_sched_bypass - the watchdog handed a dispatcher to the flat path
  *
- * @reason is "watchdog"; @wait_ns the wait of the oldest request, which
- * reached KSMBD_SCHED_WATCHDOG_MS.  The dispatcher stays bypassed until
- * its program is replaced.
+ * @reason is "watchdog"; @wait_ns how long the oldest waiting request
+ * and its client had waited, the request in the queue and the client for
+ * its turn in the round, whichever is shorter: it reached
+ * KSMBD_SCHED_WATCHDOG_MS.  The dispatcher stays bypassed until its
+ * program is replaced.
  */
 TRACE_EVENT(ksmbd_sched_bypass,
 	TP_PROTO(u32 netns_ino, const char *reason, u64 wait_ns),

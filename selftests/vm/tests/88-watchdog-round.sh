@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 420
+#
+# The watchdog is not fooled by a long fair round (Dispatch v2 point 4,
+# Documentation/dispatch.rst "Stall guard and watchdog").  It fires when
+# the oldest waiting request has waited KSMBD_SCHED_WATCHDOG_MS (30 s)
+# AND the round has not reached its client for as long; a request's own
+# wait is no sign of a broken dispatcher.  Here a correct round makes a
+# request wait over 30 s: the storage model (slowfs: 5 ms a request, one
+# in service), a budget of 1 slot, class 1 (127.0.0.2, weight 1) reading
+# 1 MiB at depth 4 and class 2 (127.0.0.3, weight 8) reading 4 KiB at
+# depth 32, fio on cifs mounts, no SPLICE verdicts.  A 1 MiB READ costs 8
+# quanta of 128 KiB, so class 1 is served once every 8 rounds, 8 x 256
+# small READs apart (10-30 s in the test guest), and the last of its 4
+# queued READs waits about 4 of those.  Class 1 is reached (given a
+# quantum) on every round, about every second.  Asserted:
+#   - a contested 1 MiB READ of class 1 waited 31 s or more in the
+#     dispatcher (ksmbd_sched_dispatch wait_ns, waited=1, clients >= 2):
+#     the old watchdog (the age of the oldest request alone) would have
+#     bypassed the dispatcher here;
+#   - no bypass: bypass 0, no kernel log line of the watchdog;
+#   - both readers saw no I/O error, counters back to 0.
+
+set -euo pipefail
+# shellcheck source=../lib.sh
+source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+# shellcheck source=../testlib-sched.sh
+source "$VM_DIR/testlib-sched.sh"
+# shellcheck source=../testlib-fair.sh
+source "$VM_DIR/testlib-fair.sh"
+# shellcheck source=../testlib-slowfs.sh
+source "$VM_DIR/testlib-slowfs.sh"
+
+why=$(slowfs_available) || vm_skip_test "$why"
+trap 'fair_cleanup; slowfs_share_stop' EXIT
+
+LONG_MS=31000		# the wait to see: past the watchdog's 30 s
+BOUND_S=300		# at most this long for it (x TEST_TIMEOUT_SCALE)
+LOGLINE='ksmbd: sched: a client waited'
+BIG=$sched_tmp/big SMALL=$sched_tmp/small
+
+slowfs_share_start --service-ms 5 --jitter-pct 0 --parallel 1 ||
+	{ vm_fail "slowfs share started"; vm_finish; }
+head -c 16M /dev/urandom >"$SLOWFS_BACKING/data.bin"
+slowfs_mount 127.0.0.2 "$BIG"
+slowfs_mount 127.0.0.3 "$SMALL"
+
+fair_load 1
+smb-classify prefix add 127.0.0.2/32 1 weight 1 >/dev/null
+smb-classify prefix add 127.0.0.3/32 2 weight 8 >/dev/null
+for c in 0 1 2; do
+	smb-classify policy set "$c" splice-min off >/dev/null
+done
+wd_ms=$(sched_proc watchdog_ms)
+seq0=$("$VM_DIR/kmsg-since" -1 | sed -n 's/^seq //p')
+# Only the 1 MiB READs: the 4 KiB ones would be thousands of events.
+sched_trace_only ksmbd_sched_dispatch filter 'bytes == 1048576'
+
+fair_fio_json big "$BIG/data.bin" 600 4 1m
+fair_fio_json small "$SMALL/data.bin" 600 32 4k
+
+# longest: the longest contested wait of a 1 MiB READ so far, ms.
+longest() {
+	sched_events ksmbd_sched_dispatch '(.waited == 1 or .waited == true) and .clients >= 2' |
+		jq -s 'map(.wait_ns) | max // 0 | . / 1000000 | floor'
+}
+deadline=$(( SECONDS + BOUND_S * ${TEST_TIMEOUT_SCALE:-1} ))
+long=0 tick=0
+while (( SECONDS < deadline )); do
+	[[ $(sched_proc bypass) == 1 ]] && break
+	sched_trace_sync
+	long=$(longest)
+	(( long >= LONG_MS )) && break
+	(( ++tick % 10 )) || echo "  $(( SECONDS )) s: longest 1 MiB READ wait $long ms; $(sched_proc_show inflight queued clients); $(tr '\n' ';' </proc/net/ksmbd_sched_clients 2>/dev/null)"
+	sleep 2
+done
+sched_trace_sync
+long=$(longest)
+n=$(sched_count ksmbd_sched_dispatch '(.waited == 1 or .waited == true) and .clients >= 2')
+echo "class 1: $n contested 1 MiB READs dispatched, the longest waited $long ms; watchdog_ms $wd_ms; guest load $(cut -d' ' -f1 /proc/loadavg)"
+vm_check "no watchdog bypass (bypass $(sched_proc bypass), its wait $(( $(sched_proc bypass_wait_ns) / 1000000 )) ms)" \
+	test "$(sched_proc bypass)" = 0
+vm_check "a contested 1 MiB READ waited >= $LONG_MS ms in the dispatcher ($long ms), its client served meanwhile ($n READs)" \
+	test "$long" -ge "$LONG_MS" -a "$n" -ge 2
+n=$("$VM_DIR/kmsg-since" "$seq0" | grep -c "$LOGLINE" || true)
+vm_check "no kernel log line '$LOGLINE ...' ($n)" test "$n" = 0
+sched_trace_stop
+
+fair_kill_all
+vm_check "the 1 MiB reader saw no I/O error" fair_fio_json_ok big
+vm_check "the 4 KiB reader saw no I/O error" fair_fio_json_ok small
+vm_check "back to 0: inflight, queued, clients, payloads" vm_poll 30 fair_idle
+vm_finish
