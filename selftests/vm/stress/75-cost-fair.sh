@@ -25,11 +25,12 @@
 # every READ was charged its length (cost 1048576 and 4096), and both
 # were backlogged: at most 5% of the dispatches in the rounds' time span
 # were uncontested.  The dispatcher must not leave the test: a watchdog
-# bypass (a request waited KSMBD_SCHED_WATCHDOG_MS, 30 s) fails the
-# window at once.  With class 2 at weight 3 a round is 768 4 KiB READs
-# and the big reader's 4th queued READ waits about 4 rounds: on a slow
-# guest (a round over 7.5 s) that is the watchdog's 30 s, and the
-# dispatcher's own watchdog breaks the share (see the report of 1 Dec).
+# bypass fails the window at once.  With class 2 at weight 3 a round is
+# 768 4 KiB READs and the big reader's 4th queued READ waits about 4
+# rounds: on a slow guest (a round over 7.5 s) that is past the
+# watchdog's 30 s, which until 1 December took it for a broken
+# dispatcher; the watchdog now also asks whether the request's client
+# had a turn (88-watchdog-round tests that on purpose).
 #
 # Never worse off (same boot): the 4 KiB reader's IOPS (fio, 10 s after
 # 2 s of ramp) alone with nothing attached, and beside the 1 MiB reader
@@ -130,7 +131,7 @@ rounds_wait() {
 	next=$(( $(fair_class_field 1 dispatched) + k + 1 ))
 	while (( ${EPOCHREALTIME/./} < deadline )); do
 		if [[ $(sched_proc bypass) == 1 ]]; then
-			echo "  the watchdog bypassed the dispatcher: a request waited $(( $(sched_proc bypass_wait_ns) / 1000000 )) ms (KSMBD_SCHED_WATCHDOG_MS)"
+			echo "  the watchdog bypassed the dispatcher: a request and its client waited $(( $(sched_proc bypass_wait_ns) / 1000000 )) ms (KSMBD_SCHED_WATCHDOG_MS)"
 			return 1
 		fi
 		if (( $(fair_class_field 1 dispatched) >= next )); then
