@@ -27,21 +27,18 @@
 
 #include "procnet.h"
 
-/* Strict unsigned decimal at *@p, advancing it; no sign, no spaces. */
+/* Unsigned decimal at *@p, advancing it; no sign, no spaces. */
 static int get_u64(const char **p, uint64_t *v)
 {
-	const char *s = *p;
-	uint64_t x = 0;
+	char *end;
 
-	if (*s < '0' || *s > '9')
+	if (**p < '0' || **p > '9')
 		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (x > (UINT64_MAX - (*s - '0')) / 10)
-			return -ERANGE;
-		x = x * 10 + (*s - '0');
-	}
-	*v = x;
-	*p = s;
+	errno = 0;
+	*v = strtoull(*p, &end, 10);
+	if (errno)
+		return -ERANGE;
+	*p = end;
 	return 0;
 }
 
