@@ -5,7 +5,6 @@
  * policy maps opened, created, counted and read whole
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,36 +179,26 @@ out:
 	return err;
 }
 
-/**
- * map_read_entries() - every entry of a map, as an array of records
- * @map_fd: the map
- * @what:   its name, for the error message
- * @esz:    size of a record; the key is at offset 0, the value at @voff
- * @ksz:    size of a key
- * @voff:   offset of the value in a record
- * @cmp:    qsort() order of the records
- * @out:    the records (malloc'ed, or NULL when there are none)
- * @count:  how many
- *
- * Entries deleted while the map is walked are skipped.  Errors are
- * reported with p_err().
- *
- * Return: 0, or a negative errno.
+/*
+ * Every entry of the shared map @i as an array of records, its key then
+ * its value (struct conf_prefix, struct conf_policy), in @cmp order;
+ * NULL when there are none.  Entries deleted while the map is walked are
+ * skipped.  Return: 0 or a negative errno, reported.
  */
-static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz,
-		     size_t voff, int (*cmp)(const void *, const void *),
-		     void **out, unsigned int *count)
+static int map_read_entries(int map_fd, unsigned int i,
+			    int (*cmp)(const void *, const void *),
+			    void **out, unsigned int *count)
 {
-	unsigned char key[64], next[64];
+	const struct shared_map *sm = &shared_maps[i];
+	size_t esz = sm->key + sm->value;
+	unsigned char key[32], next[32];
 	unsigned int n = 0, cap = 0;
 	char *e = NULL, *tmp;
 	void *prev = NULL;
 	int err;
 
-	if (ksz > sizeof(key))
-		return -EINVAL;
 	while (!(err = bpf_map_get_next_key(map_fd, prev, next))) {
-		memcpy(key, next, ksz);
+		memcpy(key, next, sm->key);
 		prev = key;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -221,8 +210,8 @@ static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz
 			}
 			e = tmp;
 		}
-		memcpy(e + n * esz, key, ksz);
-		err = bpf_map_lookup_elem(map_fd, key, e + n * esz + voff);
+		memcpy(e + n * esz, key, sm->key);
+		err = bpf_map_lookup_elem(map_fd, key, e + n * esz + sm->key);
 		if (err == -ENOENT)	/* deleted meanwhile */
 			continue;
 		if (err)
@@ -231,7 +220,7 @@ static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz
 	}
 	if (err != -ENOENT) {
 		free(e);
-		return p_errno(err, "cannot read the %s map", what);
+		return p_errno(err, "cannot read the %s map", sm->name);
 	}
 	if (n)
 		qsort(e, n, esz, cmp);
@@ -240,37 +229,11 @@ static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz
 	return 0;
 }
 
-/**
- * prefixes_read() - every entry of a prefixes map, in prefix order
- * @map_fd: the map.
- * @out:    the entries (malloc'ed, NULL when none).
- * @n:      how many.
- *
- * Return: 0 or a negative errno, reported.
- */
-int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n)
-{
-	return map_read_entries(map_fd, "prefixes", sizeof(**out),
-				sizeof((*out)->key),
-				offsetof(struct conf_prefix, word), conf_prefix_cmp,
-				(void **)out, n);
-}
-
-/**
- * policy_read() - every entry of a policy map, in class order
- * @map_fd: the map.
- * @out:    the entries (malloc'ed, NULL when none).
- * @n:      how many.
- *
- * Return: 0 or a negative errno, reported.
- */
-int policy_read(int map_fd, struct conf_policy **out, unsigned int *n)
-{
-	return map_read_entries(map_fd, "policy", sizeof(**out),
-				sizeof((*out)->id),
-				offsetof(struct conf_policy, p), conf_policy_cmp,
-				(void **)out, n);
-}
+/* Records as map_read_entries() writes them: key, then value. */
+_Static_assert(sizeof(struct conf_prefix) ==
+	       sizeof(struct smb_prefix_key) + sizeof(__u32), "conf_prefix");
+_Static_assert(sizeof(struct conf_policy) ==
+	       sizeof(__u32) + sizeof(struct smb_policy), "conf_policy");
 
 /**
  * pinned_entries() - every entry of the pinned prefixes and policy maps
@@ -282,21 +245,21 @@ int policy_read(int map_fd, struct conf_policy **out, unsigned int *n)
  */
 int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
 {
-	int fd, err;
+	int (*const cmp[NSHARED])(const void *, const void *) = {
+		conf_prefix_cmp, conf_policy_cmp,
+	};
+	void **out[NSHARED] = { (void **)&c->prefixes, (void **)&c->policies };
+	unsigned int *n[NSHARED] = { &c->nprefixes, &c->npolicies }, i;
+	int fd, err = 0;
 
 	memset(c, 0, sizeof(*c));
 	*pinned = 0;
-	err = shared_open(ns, SHARED_PREFIXES, false, &fd);
-	if (!err && fd >= 0) {
-		*pinned |= 1;
-		err = prefixes_read(fd, &c->prefixes, &c->nprefixes);
-		close(fd);
-	}
-	if (!err)
-		err = shared_open(ns, SHARED_POLICY, false, &fd);
-	if (!err && fd >= 0) {
-		*pinned |= 2;
-		err = policy_read(fd, &c->policies, &c->npolicies);
+	for (i = 0; !err && i < NSHARED; i++) {
+		err = shared_open(ns, i, false, &fd);
+		if (err || fd < 0)
+			continue;
+		*pinned |= 1 << i;
+		err = map_read_entries(fd, i, cmp[i], out[i], n[i]);
 		close(fd);
 	}
 	if (err)
