@@ -12,10 +12,10 @@
  * kernel reports for the netns (/proc/net/ksmbd_sched) before it is used.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,35 +52,23 @@ static int fd_ino(int fd, unsigned long *ino)
 /* Open a netns file whose inode is @ino: a bind mount or a process's. */
 static int find_netns_by_ino(unsigned long ino)
 {
-	static const char *const dirs[] = { NETNS_RUN_DIR, "/proc" };
-	char path[PATH_MAX];
-	struct dirent *de;
+	static const char *const where[] = {
+		NETNS_RUN_DIR "/*", "/proc/[0-9]*/ns/net",
+	};
 	struct stat st;
 	unsigned int i;
 	int fd = -1;
-	DIR *d;
+	size_t j;
+	glob_t g;
 
-	for (i = 0; i < 2 && fd < 0; i++) {
-		d = opendir(dirs[i]);
-		if (!d)
-			continue;
-		while (fd < 0 && (de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			if (i == 1) {
-				if (!isdigit((unsigned char)de->d_name[0]))
-					continue;
-				snprintf(path, sizeof(path),
-					 "/proc/%s/ns/net", de->d_name);
-			} else {
-				snprintf(path, sizeof(path), "%s/%s",
-					 dirs[i], de->d_name);
-			}
-			if (stat(path, &st) || st.st_ino != ino)
-				continue;
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-		}
-		closedir(d);
+	for (i = 0; i < ARRAY_SIZE(where) && fd < 0; i++) {
+		if (!glob(where[i], GLOB_NOSORT, NULL, &g))
+			for (j = 0; j < g.gl_pathc && fd < 0; j++)
+				if (!stat(g.gl_pathv[j], &st) &&
+				    st.st_ino == ino)
+					fd = open(g.gl_pathv[j],
+						  O_RDONLY | O_CLOEXEC);
+		globfree(&g);
 	}
 	return fd;
 }
