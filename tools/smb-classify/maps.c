@@ -268,6 +268,50 @@ int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
 }
 
 /**
+ * ns_gather() - read what is in force in the netns
+ * @ns:           from ns_resolve(), live; locked here unless nothing is
+ *                pinned at all (the caller ns_unlock()s it).
+ * @g:            output; ns_state_free() it, also after an error.
+ * @remove_stale: remove the pins of a stale link first (status).
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int ns_gather(struct ns_ctx *ns, struct ns_state *g, bool remove_stale)
+{
+	struct bpf_link_info info;
+	int link_fd = -1, err;
+
+	memset(g, 0, sizeof(*g));
+	err = ksched_read(&g->st);
+	if (err)
+		return err;
+	err = ns_lock(ns, false);
+	if (err)
+		return err == -ENOENT ? 0 : err;	/* nothing pinned */
+	err = link_check(ns, &g->st, &link_fd, &info, &g->stale);
+	g->link_id = info.id;
+	if (!err && g->stale && remove_stale)
+		err = ns_remove_pins(ns);
+	if (!err)
+		err = pinned_entries(ns, &g->c, &g->maps);
+	if (!err && link_fd >= 0) {
+		g->map_id = info.struct_ops.map_id;
+		g->c.has_max_inflight = !ops_data(g->map_id, &g->oi);
+		g->c.max_inflight = g->oi.max_inflight;
+	}
+	if (link_fd >= 0)
+		close(link_fd);
+	return err;
+}
+
+/** ns_state_free() - free what ns_gather() read */
+void ns_state_free(struct ns_state *g)
+{
+	ksched_free(&g->st);
+	conf_free(&g->c);
+}
+
+/**
  * pinned_read() - the start of "prefix list" and "policy show"
  * @cmd:    the command, for messages.
  * @argc:   its words (must be 0).
