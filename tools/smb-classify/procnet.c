@@ -83,16 +83,13 @@ int ksched_parse_class(const char *line, struct ksched_class *c)
 		return -EINVAL;
 	for (;;) {
 		if (k.nhist == KSCHED_HIST_MAX ||
-		    get_u64(&p, &k.hist[k.nhist]))
+		    get_u64(&p, &k.hist[k.nhist++]))
 			return -EINVAL;
-		k.nhist++;
 		if (*p != ',')
 			break;
 		p++;
 	}
-	if (*p == '\n')
-		p++;
-	if (*p)
+	if (*p && strcmp(p, "\n"))
 		return -EINVAL;
 	*c = k;
 	return 0;

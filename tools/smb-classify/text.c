@@ -87,15 +87,10 @@ void json_uint_or_null(json_writer_t *w, const char *key, bool known,
  */
 void json_text_field(json_writer_t *w, const char *key, const char *s)
 {
-	char buf[256], *copy = buf;
-	size_t n = strlen(s);
+	char *copy = strdup(s);
 
-	if (n >= sizeof(buf) && !(copy = malloc(n + 1)))
-		copy = buf, n = sizeof(buf) - 1;
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	text_sanitize(copy);
-	jsonw_string_field(w, key, copy);
-	if (copy != buf)
-		free(copy);
+	if (copy)
+		text_sanitize(copy);
+	jsonw_string_field(w, key, copy ? copy : "");
+	free(copy);
 }
