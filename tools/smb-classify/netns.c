@@ -39,16 +39,6 @@ static bool valid_name(const char *name)
 	       strcmp(name, ".") && strcmp(name, "..");
 }
 
-static int fd_ino(int fd, unsigned long *ino)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	*ino = st.st_ino;
-	return 0;
-}
-
 /* Open a netns file whose inode is @ino: a bind mount or a process's. */
 static int find_netns_by_ino(unsigned long ino)
 {
@@ -98,13 +88,6 @@ static int recorded_ino(const char *name, unsigned long *ino)
 	target[n] = '\0';
 	if (strncmp(target, "../", 3) || parse_uint(target + 3, ULONG_MAX, ino))
 		return -EINVAL;
-	return 0;
-}
-
-static int enter_netns(int fd, const char *label)
-{
-	if (setns(fd, CLONE_NEWNET))
-		return p_errno(-errno, "cannot enter netns %s", label);
 	return 0;
 }
 
@@ -170,9 +153,19 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 
 	if (fd >= 0) {
 		unsigned long old;
+		struct stat sb;
 
-		err = fd_ino(fd, &ns->ino);
-		if (!err && ns->name && !recorded_ino(ns->name, &old) &&
+		err = 0;
+		if (fstat(fd, &sb))
+			err = p_errno(-errno, "cannot stat netns %s", ns->label);
+		else if (netns_arg && setns(fd, CLONE_NEWNET))
+			err = p_errno(-errno, "cannot enter netns %s",
+				      ns->label);
+		close(fd);
+		if (err)
+			return err;
+		ns->ino = sb.st_ino;
+		if (ns->name && !recorded_ino(ns->name, &old) &&
 		    old != ns->ino) {
 			int ofd = find_netns_by_ino(old);
 
@@ -181,13 +174,6 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 			else
 				ns->old_ino = old;
 		}
-		if (!err && netns_arg)
-			err = enter_netns(fd, ns->label);
-		else if (err)
-			p_errno(err, "cannot stat netns %s", ns->label);
-		close(fd);
-		if (err)
-			return err;
 		ns->live = true;
 	} else if (need_live) {
 		p_err("netns '%s' (inode %lu) no longer exists", ns->name,
