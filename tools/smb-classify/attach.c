@@ -23,10 +23,14 @@ static const char *link_strerror(int err)
 {
 	static const char *const why[] = {
 		[EBUSY] = "EBUSY: another program is already attached in this netns",
-		[EBADF] = "EBADF: the link or the new struct_ops map is not a valid file descriptor",
-		[EINVAL] = "EINVAL: the kernel rejected the struct_ops map (not a ready ksmbd_sched_ops map with BPF_F_LINK, or the link's program changed meanwhile)",
-		[EOPNOTSUPP] = "EOPNOTSUPP: this kernel cannot do that with ksmbd_sched_ops (no link update, or not a link-based struct_ops)",
-		[ENOLINK] = "ENOLINK: the link is no longer attached (its netns exited or it was detached)",
+		[EBADF] =
+			"EBADF: the link or the new struct_ops map is not a valid file descriptor",
+		[EINVAL] =
+			"EINVAL: the kernel rejected the struct_ops map (not a ready ksmbd_sched_ops map with BPF_F_LINK, or the link's program changed meanwhile)",
+		[EOPNOTSUPP] =
+			"EOPNOTSUPP: this kernel cannot do that with ksmbd_sched_ops (no link update, or not a link-based struct_ops)",
+		[ENOLINK] =
+			"ENOLINK: the link is no longer attached (its netns exited or it was detached)",
 		[ENOENT] = "ENOENT: the kernel does not know this link's attachment",
 		[EPERM] = "permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)",
 		[EACCES] = "permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)",

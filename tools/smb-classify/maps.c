@@ -4,6 +4,7 @@
  * /proc/net/ksmbd_sched checked against each other, the prefixes and
  * policy maps opened, created, counted and read whole
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,9 +231,9 @@ static int map_read_entries(int map_fd, unsigned int i,
 }
 
 /* Records as map_read_entries() writes them: key, then value. */
-_Static_assert(sizeof(struct conf_prefix) ==
+static_assert(sizeof(struct conf_prefix) ==
 	       sizeof(struct smb_prefix_key) + sizeof(__u32), "conf_prefix");
-_Static_assert(sizeof(struct conf_policy) ==
+static_assert(sizeof(struct conf_policy) ==
 	       sizeof(__u32) + sizeof(struct smb_policy), "conf_policy");
 
 /**
