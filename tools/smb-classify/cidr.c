@@ -120,7 +120,7 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
  *
  * Return: true when @key lies within ::ffff:0:0/96, i.e. is shown as IPv4.
  */
-bool cidr_is_v4(const struct smb_prefix_key *key)
+static bool cidr_is_v4(const struct smb_prefix_key *key)
 {
 	return key->prefixlen >= SMB_V4MAPPED_PREFIXLEN &&
 	       key->prefixlen <= SMB_ADDR_LEN * 8 &&

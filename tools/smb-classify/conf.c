@@ -286,6 +286,17 @@ int conf_policy_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/** conf_sort() - put the entries of @c in their order (see struct conf) */
+static void conf_sort(struct conf *c)
+{
+	if (c->nprefixes)
+		qsort(c->prefixes, c->nprefixes, sizeof(*c->prefixes),
+		      conf_prefix_cmp);
+	if (c->npolicies)
+		qsort(c->policies, c->npolicies, sizeof(*c->policies),
+		      conf_policy_cmp);
+}
+
 /* The entries of the parsed sections.  Return: 0 or -EINVAL/-ENOMEM. */
 static int build(struct parser *ps, struct conf *c)
 {
@@ -366,17 +377,6 @@ int conf_parse(FILE *f, const char *file, struct conf *c, char *err,
 	free(ps.sections);
 	free(ps.pending);
 	return r;
-}
-
-/** conf_sort() - put the entries of @c in their order (see struct conf) */
-void conf_sort(struct conf *c)
-{
-	if (c->nprefixes)
-		qsort(c->prefixes, c->nprefixes, sizeof(*c->prefixes),
-		      conf_prefix_cmp);
-	if (c->npolicies)
-		qsort(c->policies, c->npolicies, sizeof(*c->policies),
-		      conf_policy_cmp);
 }
 
 /** conf_free() - free the entries of @c; it is empty afterwards */

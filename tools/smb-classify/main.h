@@ -116,7 +116,6 @@ enum { SHARED_PREFIXES, SHARED_POLICY, NSHARED };
 extern const struct shared_map shared_maps[NSHARED];
 
 int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd);
-int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
 int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd);
 int pinned_del(unsigned int map, const void *key, const char *what,
 	       const char *done, const char *field, const char *str,

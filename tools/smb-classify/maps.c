@@ -244,7 +244,8 @@ static_assert(sizeof(struct conf_policy) ==
  *
  * Return: 0 or a negative errno, reported.
  */
-int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
+static int pinned_entries(struct ns_ctx *ns, struct conf *c,
+			  unsigned int *pinned)
 {
 	int (*const cmp[NSHARED])(const void *, const void *) = {
 		conf_prefix_cmp, conf_policy_cmp,

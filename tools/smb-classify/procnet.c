@@ -158,7 +158,7 @@ uint64_t ksched_get(const struct ksched_state *st,
  *
  * Return: 0, or -ENOMEM.
  */
-int ksched_parse_line(struct ksched_state *st, const char *line)
+static int ksched_parse_line(struct ksched_state *st, const char *line)
 {
 	struct ksched_kv kv, *kvp;
 	struct ksched_class c, *cp;
@@ -269,7 +269,7 @@ uint64_t ksched_client_get(const struct ksched_client *c,
 	return get_at(c, f->off, f->size);
 }
 
-int ksched_parse_client(const char *line, struct ksched_client *c)
+static int ksched_parse_client(const char *line, struct ksched_client *c)
 {
 	const struct ksched_client_field *f = NULL;
 	struct ksched_client k = { .peer = "-" };

@@ -135,7 +135,8 @@ static void put_fields(struct out *o, const struct trace_event *ev)
  * @buf: output.
  * @len: its size (32 is enough).
  */
-void trace_format_time(const struct trace_event *ev, char *buf, size_t len)
+static void trace_format_time(const struct trace_event *ev,
+			      char *buf, size_t len)
 {
 	if (ev->ts_ns)
 		snprintf(buf, len, "%llu.%06llu",
