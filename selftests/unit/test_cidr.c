@@ -14,6 +14,22 @@
 
 #include "cidr.h"
 
+/*
+ * The test's model of the kernel's LPM trie match: whether @key covers
+ * @addr (16 bytes, IPv4 as IPv4-mapped), i.e. the first prefixlen bits
+ * are equal.
+ */
+static bool cidr_contains(const struct smb_prefix_key *key,
+			  const unsigned char addr[SMB_ADDR_LEN])
+{
+	unsigned int bytes = key->prefixlen / 8, rest = key->prefixlen % 8;
+	unsigned char m = 0xff << (8 - rest);
+
+	if (key->prefixlen > SMB_ADDR_LEN * 8 || memcmp(key->addr, addr, bytes))
+		return false;
+	return !rest || (key->addr[bytes] & m) == (addr[bytes] & m);
+}
+
 struct accept_case {
 	const char *in;
 	unsigned int prefixlen;		/* stored, 0..128 */

@@ -326,6 +326,10 @@ static void test_help_version(void **state)
 	assert_non_null(strstr(r->out, "policy set CLASS [splice-min N|off] [unbound-min N|off]"));
 	assert_non_null(strstr(r->out, "load [OBJ] [max-inflight N]"));
 	assert_non_null(strstr(r->out, "trace [-c COUNT] [EVENT...] [filter EXPR]"));
+	/* The global options of smb-classify(8)'s synopsis, all of them. */
+	assert_non_null(strstr(r->out, "-c|--count COUNT"));
+	assert_non_null(strstr(r->out, "-o|--output FORMAT"));
+	assert_non_null(strstr(r->out, "| --dry-run |"));
 	assert_string_equal(r->err, "");
 	run(r, A("-V"));
 	assert_int_equal(r->status, 0);

@@ -30,36 +30,11 @@
 #include "main.h"
 
 /* The policy in force in the netns: pinned maps and the attached ops. */
-static int running_conf(struct ns_ctx *ns, struct conf *c)
+static int running_conf(struct ns_ctx *ns, struct ns_state *g)
 {
-	struct bpf_link_info info;
-	struct ksched_state st;
-	struct ops_info oi;
-	unsigned int pinned;
-	int fd = -1, err;
-	bool stale;
+	int err = ns_gather(ns, g, false);
 
-	memset(c, 0, sizeof(*c));
-	err = ksched_read(&st);
-	if (err)
-		return err;
-	err = ns_lock(ns, false);
-	if (!err)
-		err = pinned_entries(ns, c, &pinned);
-	if (!err)
-		err = link_check(ns, &st, &fd, &info, &stale);
-	if (!err && fd >= 0 && !ops_data(info.struct_ops.map_id, &oi)) {
-		c->has_max_inflight = true;
-		c->max_inflight = oi.max_inflight;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (err == -ENOENT)	/* nothing pinned at all */
-		err = 0;
-	if (err)
-		conf_free(c);
-	ns_unlock(ns);
-	ksched_free(&st);
+	ns_unlock(ns);	/* ops_attach() takes it again */
 	return err;
 }
 
@@ -129,7 +104,8 @@ static void print_diff(const struct conf *old, const struct conf *new,
 int do_apply(int argc, char **argv)
 {
 	const char *file = argc ? argv[0] : CONF_DEFAULT;
-	struct conf old = { 0 }, new = { 0 };
+	struct ns_state old = { 0 };
+	struct conf new = { 0 };
 	char msg[CONF_ERRLEN], note[160] = "";
 	struct attach_req req = {
 		.label = "(built-in)", .mode = ATTACH_ANY, .has_max = true,
@@ -160,7 +136,7 @@ int do_apply(int argc, char **argv)
 	if (err)
 		goto out;
 	if (dry_run) {
-		print_diff(&old, &new, "would apply", file, &ns);
+		print_diff(&old.c, &new, "would apply", file, &ns);
 		goto out;
 	}
 	req.obj = object_open(NULL);
@@ -169,10 +145,10 @@ int do_apply(int argc, char **argv)
 	if (!err) {
 		if (note[0])
 			fprintf(stderr, "note: %s\n", note);
-		print_diff(&old, &new, "applied", file, &ns);
+		print_diff(&old.c, &new, "applied", file, &ns);
 	}
 out:
-	conf_free(&old);
+	ns_state_free(&old);
 	conf_free(&new);
 	return err;
 }
@@ -188,28 +164,30 @@ out:
  */
 int do_dump(int argc, char **argv)
 {
+	struct ns_state g = { 0 };
 	char *buf = NULL;
 	size_t len = 0;
-	struct conf c;
 	struct ns_ctx ns;
 	FILE *f;
 	int err;
 
 	err = ns_cmd("dump", argc, argv, &ns, true);
 	if (!err)
-		err = running_conf(&ns, &c);
-	if (err)
+		err = running_conf(&ns, &g);
+	if (err) {
+		ns_state_free(&g);
 		return err;
+	}
 	if (!json_output) {
-		conf_write(stdout, &c);
+		conf_write(stdout, &g.c);
 	} else if ((f = open_memstream(&buf, &len))) {
-		conf_write(f, &c);
+		conf_write(f, &g.c);
 		fclose(f);
 		jsonw_start_object(json_wtr);
 		jsonw_string_field(json_wtr, "config", buf);
 		jsonw_end_object(json_wtr);
 		free(buf);
 	}
-	conf_free(&c);
+	ns_state_free(&g);
 	return 0;
 }

@@ -21,27 +21,24 @@
 /* Meaning of errors of BPF_LINK_CREATE and BPF_LINK_UPDATE here. */
 static const char *link_strerror(int err)
 {
-	switch (-err) {
-	case EBUSY:
-		return "EBUSY: another program is already attached in this netns";
-	case EBADF:
-		return "EBADF: the link or the new struct_ops map is not a valid file descriptor";
-	case EINVAL:
-		return "EINVAL: the kernel rejected the struct_ops map (not a ready ksmbd_sched_ops map with BPF_F_LINK, or the link's program changed meanwhile)";
-	case EOPNOTSUPP:
-		return "EOPNOTSUPP: this kernel cannot do that with ksmbd_sched_ops (no link update, or not a link-based struct_ops)";
-	case ENOLINK:
-		return "ENOLINK: the link is no longer attached (its netns exited or it was detached)";
-	case ENOENT:
-		return "ENOENT: the kernel does not know this link's attachment";
-	case EPERM:
-	case EACCES:
-		return "permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)";
-	case E2BIG:
-		return "E2BIG: max_inflight above the kernel's limit";
-	default:
-		return strerror(-err);
-	}
+	static const char *const why[] = {
+		[EBUSY] = "EBUSY: another program is already attached in this netns",
+		[EBADF] =
+			"EBADF: the link or the new struct_ops map is not a valid file descriptor",
+		[EINVAL] =
+			"EINVAL: the kernel rejected the struct_ops map (not a ready ksmbd_sched_ops map with BPF_F_LINK, or the link's program changed meanwhile)",
+		[EOPNOTSUPP] =
+			"EOPNOTSUPP: this kernel cannot do that with ksmbd_sched_ops (no link update, or not a link-based struct_ops)",
+		[ENOLINK] =
+			"ENOLINK: the link is no longer attached (its netns exited or it was detached)",
+		[ENOENT] = "ENOENT: the kernel does not know this link's attachment",
+		[EPERM] = "permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)",
+		[EACCES] = "permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)",
+		[E2BIG] = "E2BIG: max_inflight above the kernel's limit",
+	};
+
+	return -err < (int)ARRAY_SIZE(why) && why[-err] ? why[-err] :
+	       strerror(-err);
 }
 
 /**
@@ -307,11 +304,9 @@ static int member_index(const struct btf *btf, const struct btf_type *t,
 static const struct btf_type *member_type(const struct btf *btf,
 					  const struct btf_type *t, int i)
 {
-	const struct btf_type *mt = btf__type_by_id(btf, btf_members(t)[i].type);
+	int id = btf__resolve_type(btf, btf_members(t)[i].type);
 
-	while (mt && (btf_is_mod(mt) || btf_is_typedef(mt)))
-		mt = btf__type_by_id(btf, mt->type);
-	return mt;
+	return id < 0 ? NULL : btf__type_by_id(btf, id);
 }
 
 /*

@@ -24,37 +24,6 @@ static const unsigned char v4mapped_prefix[12] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
 };
 
-/* Strict IPv4 dotted quad: exactly four octets, digits only, no "01". */
-static bool ipv4_text_is_strict(const char *s)
-{
-	int octets = 0, digits = 0;
-	unsigned int val = 0;
-	char first = 0;
-
-	for (;; s++) {
-		if (*s >= '0' && *s <= '9') {
-			if (digits == 0)
-				first = *s;
-			else if (first == '0')
-				return false;
-			val = val * 10 + (*s - '0');
-			if (++digits > 3 || val > 255)
-				return false;
-			continue;
-		}
-		if (*s != '.' && *s != '\0')
-			return false;
-		if (digits == 0)
-			return false;
-		octets++;
-		if (*s == '\0')
-			break;
-		digits = 0;
-		val = 0;
-	}
-	return octets == 4;
-}
-
 /**
  * cidr_parse() - parse a CIDR prefix into an LPM trie key
  * @s:      text, e.g. "10.0.0.0/8" or "2001:db8::/32"; NULL is rejected.
@@ -100,8 +69,8 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
 		max = 128;
 		off = 0;
 	} else {
-		if (!ipv4_text_is_strict(addr) ||
-		    inet_pton(AF_INET, addr, a + 12) != 1)
+		/* glibc's inet_pton() takes exactly four decimal octets. */
+		if (inet_pton(AF_INET, addr, a + 12) != 1)
 			return parse_error(err, errlen,
 					"'%.60s': not an IPv4 address (four decimal octets 0-255, no leading zeros)",
 					addr);
@@ -151,7 +120,7 @@ int cidr_parse(const char *s, struct smb_prefix_key *key,
  *
  * Return: true when @key lies within ::ffff:0:0/96, i.e. is shown as IPv4.
  */
-bool cidr_is_v4(const struct smb_prefix_key *key)
+static bool cidr_is_v4(const struct smb_prefix_key *key)
 {
 	return key->prefixlen >= SMB_V4MAPPED_PREFIXLEN &&
 	       key->prefixlen <= SMB_ADDR_LEN * 8 &&
@@ -202,27 +171,4 @@ int cidr_cmp(const struct smb_prefix_key *a, const struct smb_prefix_key *b)
 	if (r)
 		return r;
 	return (a->prefixlen > b->prefixlen) - (a->prefixlen < b->prefixlen);
-}
-
-/**
- * cidr_contains() - whether a prefix covers an address
- * @key:  prefix.
- * @addr: 16-byte address, IPv4 as IPv4-mapped.
- *
- * Return: true when the first @key->prefixlen bits of @addr equal @key's.
- */
-bool cidr_contains(const struct smb_prefix_key *key,
-		   const unsigned char addr[SMB_ADDR_LEN])
-{
-	unsigned int bytes = key->prefixlen / 8, rest = key->prefixlen % 8;
-	unsigned char m;
-
-	if (key->prefixlen > SMB_ADDR_LEN * 8)
-		return false;
-	if (memcmp(key->addr, addr, bytes))
-		return false;
-	if (!rest)
-		return true;
-	m = 0xff << (8 - rest);
-	return (key->addr[bytes] & m) == (addr[bytes] & m);
 }

@@ -20,10 +20,7 @@
 
 int cidr_parse(const char *s, struct smb_prefix_key *key,
 	       char *err, size_t errlen);
-bool cidr_is_v4(const struct smb_prefix_key *key);
 int cidr_format(const struct smb_prefix_key *key, char *buf, size_t len);
 int cidr_cmp(const struct smb_prefix_key *a, const struct smb_prefix_key *b);
-bool cidr_contains(const struct smb_prefix_key *key,
-		   const unsigned char addr[SMB_ADDR_LEN]);
 
 #endif /* SMB_CLASSIFY_CIDR_H */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/ksmbd_sched.h>
@@ -15,7 +16,7 @@
 /**
  * parse_uint() - strict decimal number
  * @s:   text; only the digits 0-9, no sign, no spaces, no leading zero
- *       (so "010" is never read as 8 or as 10), at most 20 characters.
+ *       (so "010" is never read as 8 or as 10).
  * @max: largest value accepted.
  * @out: value, set only on success.
  *
@@ -23,29 +24,20 @@
  */
 int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
-	unsigned long val = 0;
-	const char *p;
+	unsigned long val;
+	char *end;
 
-	if (!s || !*s || (s[0] == '0' && s[1]))
+	/* strtoul() also takes spaces, signs and "0x": only digits get there. */
+	if (!s || *s < '0' || *s > '9' || (s[0] == '0' && s[1]))
 		return -EINVAL;
-	for (p = s; *p; p++) {
-		unsigned int d;
-
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		d = *p - '0';
-		if (d > max || val > (max - d) / 10)
-			goto range;
-		val = val * 10 + d;
-	}
+	errno = 0;
+	val = strtoul(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || val > max)
+		return -ERANGE;
 	*out = val;
 	return 0;
-range:
-	/* Finish checking the syntax: "99999x" is -EINVAL, not -ERANGE. */
-	for (; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-	return -ERANGE;
 }
 
 /**

@@ -286,6 +286,17 @@ int conf_policy_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/** conf_sort() - put the entries of @c in their order (see struct conf) */
+static void conf_sort(struct conf *c)
+{
+	if (c->nprefixes)
+		qsort(c->prefixes, c->nprefixes, sizeof(*c->prefixes),
+		      conf_prefix_cmp);
+	if (c->npolicies)
+		qsort(c->policies, c->npolicies, sizeof(*c->policies),
+		      conf_policy_cmp);
+}
+
 /* The entries of the parsed sections.  Return: 0 or -EINVAL/-ENOMEM. */
 static int build(struct parser *ps, struct conf *c)
 {
@@ -368,17 +379,6 @@ int conf_parse(FILE *f, const char *file, struct conf *c, char *err,
 	return r;
 }
 
-/** conf_sort() - put the entries of @c in their order (see struct conf) */
-void conf_sort(struct conf *c)
-{
-	if (c->nprefixes)
-		qsort(c->prefixes, c->nprefixes, sizeof(*c->prefixes),
-		      conf_prefix_cmp);
-	if (c->npolicies)
-		qsort(c->policies, c->npolicies, sizeof(*c->policies),
-		      conf_policy_cmp);
-}
-
 /** conf_free() - free the entries of @c; it is empty afterwards */
 void conf_free(struct conf *c)
 {
@@ -387,13 +387,10 @@ void conf_free(struct conf *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Prefix indices by class id, then prefix order. */
-static const struct conf *sort_conf;
-
+/* Prefixes by class id, then prefix order. */
 static int by_class_cmp(const void *a, const void *b)
 {
-	const struct conf_prefix *x = &sort_conf->prefixes[*(const unsigned int *)a];
-	const struct conf_prefix *y = &sort_conf->prefixes[*(const unsigned int *)b];
+	const struct conf_prefix *x = a, *y = b;
 	unsigned int cx = KSMBD_SCHED_CLASS_ID_OF(x->word);
 	unsigned int cy = KSMBD_SCHED_CLASS_ID_OF(y->word);
 
@@ -402,8 +399,9 @@ static int by_class_cmp(const void *a, const void *b)
 	return cidr_cmp(&x->key, &y->key);
 }
 
-static void write_class(FILE *out, const struct conf *c, unsigned int id,
-			const unsigned int *idx, unsigned int n,
+/* One [class ID] section: its @n prefixes @p and its policy, if any. */
+static void write_class(FILE *out, unsigned int id,
+			const struct conf_prefix *p, unsigned int n,
 			const struct conf_policy *pol)
 {
 	char cidr[CIDR_STRLEN], sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
@@ -412,7 +410,7 @@ static void write_class(FILE *out, const struct conf *c, unsigned int id,
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		class_word_decode(c->prefixes[idx[i]].word, &cs);
+		class_word_decode(p[i].word, &cs);
 		if (!i)
 			first = cs;
 		all_per_peer &= cs.per_peer;
@@ -429,8 +427,8 @@ static void write_class(FILE *out, const struct conf *c, unsigned int id,
 			ub);
 	}
 	for (i = 0; i < n; i++) {
-		class_word_decode(c->prefixes[idx[i]].word, &cs);
-		cidr_format(&c->prefixes[idx[i]].key, cidr, sizeof(cidr));
+		class_word_decode(p[i].word, &cs);
+		cidr_format(&p[i].key, cidr, sizeof(cidr));
 		fprintf(out, "\tprefix = %s", cidr);
 		if (cs.weight != first.weight)
 			fprintf(out, " weight %u", cs.weight);
@@ -451,37 +449,32 @@ static void write_class(FILE *out, const struct conf *c, unsigned int id,
  */
 void conf_write(FILE *out, const struct conf *c)
 {
-	unsigned int *idx, i = 0, j = 0, k, id;
+	unsigned int i = 0, j = 0, k, id, np = c->nprefixes;
+	const struct conf_policy *pol;
+	struct conf_prefix *p;
 
 	fprintf(out, "# ksmbd-sched.conf(5), as written by smb-classify dump\n");
 	if (c->has_max_inflight)
 		fprintf(out, "\n[global]\n\tmax inflight = %u\n",
 			c->max_inflight);
-	idx = calloc(c->nprefixes + 1, sizeof(*idx));
-	if (!idx)
+	p = calloc(np + 1, sizeof(*p));
+	if (!p)
 		return;
-	for (k = 0; k < c->nprefixes; k++)
-		idx[k] = k;
-	sort_conf = c;
-	qsort(idx, c->nprefixes, sizeof(*idx), by_class_cmp);
-	while (i < c->nprefixes || j < c->npolicies) {
-		id = i < c->nprefixes ?
-		     KSMBD_SCHED_CLASS_ID_OF(c->prefixes[idx[i]].word) :
-		     UINT32_MAX;
+	memcpy(p, c->prefixes, np * sizeof(*p));
+	qsort(p, np, sizeof(*p), by_class_cmp);
+	while (i < np || j < c->npolicies) {
+		id = i < np ? KSMBD_SCHED_CLASS_ID_OF(p[i].word) : UINT32_MAX;
 		if (j < c->npolicies && c->policies[j].id < id)
 			id = c->policies[j].id;
-		for (k = i; k < c->nprefixes &&
-		     KSMBD_SCHED_CLASS_ID_OF(c->prefixes[idx[k]].word) == id;
+		for (k = i; k < np && KSMBD_SCHED_CLASS_ID_OF(p[k].word) == id;
 		     k++)
 			;
-		write_class(out, c, id, idx + i, k - i,
-			    j < c->npolicies && c->policies[j].id == id ?
-			    &c->policies[j] : NULL);
-		if (j < c->npolicies && c->policies[j].id == id)
-			j++;
+		pol = j < c->npolicies && c->policies[j].id == id ?
+		      &c->policies[j++] : NULL;
+		write_class(out, id, p + i, k - i, pol);
 		i = k;
 	}
-	free(idx);
+	free(p);
 }
 
 static void prefix_text(const struct conf_prefix *p, char *buf, size_t len)

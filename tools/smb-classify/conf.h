@@ -52,7 +52,6 @@ int conf_parse(FILE *f, const char *file, struct conf *c, char *err,
 void conf_write(FILE *out, const struct conf *c);
 unsigned int conf_diff(FILE *out, const struct conf *old,
 		       const struct conf *new);
-void conf_sort(struct conf *c);
 int conf_prefix_cmp(const void *a, const void *b);
 int conf_policy_cmp(const void *a, const void *b);
 void conf_free(struct conf *c);

@@ -175,8 +175,9 @@ static void usage(const struct cmd *cmds, const char *level)
 {
 	printf("Usage: smb-classify [OPTIONS] COMMAND\n");
 	usage_lines(cmds, level);
-	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -d|--debug |\n"
-	       "             -V|--version | -h|--help }\n"
+	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -c|--count COUNT |\n"
+	       "             -o|--output FORMAT | --dry-run | -d|--debug | -V|--version |\n"
+	       "             -h|--help }\n"
 	       "CIDR := ADDR/LEN (strict; IPv4 stored as ::ffff:a.b.c.d)   CLASS := 0-65535\n"
 	       "N := bytes 0-16M, K or M suffix (64K, 1M)   FILE := %s by default\n"
 	       "Words may be abbreviated.  See smb-classify(8), ksmbd-sched.conf(5).\n",

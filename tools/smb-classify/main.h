@@ -116,9 +116,6 @@ enum { SHARED_PREFIXES, SHARED_POLICY, NSHARED };
 extern const struct shared_map shared_maps[NSHARED];
 
 int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd);
-int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n);
-int policy_read(int map_fd, struct conf_policy **out, unsigned int *n);
-int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
 int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd);
 int pinned_del(unsigned int map, const void *key, const char *what,
 	       const char *done, const char *field, const char *str,
@@ -141,6 +138,31 @@ struct ops_info {
 		char name[16];
 	} progs[8];
 };
+
+/**
+ * struct ns_state - what is in force in a netns, gathered in one place
+ *                   for status, dump and apply
+ * @st:      its /proc/net/ksmbd_sched.
+ * @c:       the entries of the pinned maps, and the attached ops'
+ *           max_inflight (has_max_inflight: the link is ours and its ops
+ *           were read).
+ * @maps:    bit 0 the prefixes map is pinned, bit 1 the policy map.
+ * @stale:   the pinned link was stale (see link_check()).
+ * @link_id: id of the pinned link, also of a stale one.
+ * @map_id:  its struct_ops map; 0 unless the link is ours and attached.
+ * @oi:      the attached ops, when @map_id.
+ */
+struct ns_state {
+	struct ksched_state st;
+	struct conf c;
+	unsigned int maps;
+	bool stale;
+	uint32_t link_id, map_id;
+	struct ops_info oi;
+};
+
+int ns_gather(struct ns_ctx *ns, struct ns_state *g, bool remove_stale);
+void ns_state_free(struct ns_state *g);
 
 /* What ops_attach() may find: nothing attached, or our pinned link. */
 enum attach_mode {

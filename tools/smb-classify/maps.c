@@ -4,8 +4,8 @@
  * /proc/net/ksmbd_sched checked against each other, the prefixes and
  * policy maps opened, created, counted and read whole
  */
+#include <assert.h>
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,36 +180,26 @@ out:
 	return err;
 }
 
-/**
- * map_read_entries() - every entry of a map, as an array of records
- * @map_fd: the map
- * @what:   its name, for the error message
- * @esz:    size of a record; the key is at offset 0, the value at @voff
- * @ksz:    size of a key
- * @voff:   offset of the value in a record
- * @cmp:    qsort() order of the records
- * @out:    the records (malloc'ed, or NULL when there are none)
- * @count:  how many
- *
- * Entries deleted while the map is walked are skipped.  Errors are
- * reported with p_err().
- *
- * Return: 0, or a negative errno.
+/*
+ * Every entry of the shared map @i as an array of records, its key then
+ * its value (struct conf_prefix, struct conf_policy), in @cmp order;
+ * NULL when there are none.  Entries deleted while the map is walked are
+ * skipped.  Return: 0 or a negative errno, reported.
  */
-static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz,
-		     size_t voff, int (*cmp)(const void *, const void *),
-		     void **out, unsigned int *count)
+static int map_read_entries(int map_fd, unsigned int i,
+			    int (*cmp)(const void *, const void *),
+			    void **out, unsigned int *count)
 {
-	unsigned char key[64], next[64];
+	const struct shared_map *sm = &shared_maps[i];
+	size_t esz = sm->key + sm->value;
+	unsigned char key[32], next[32];
 	unsigned int n = 0, cap = 0;
 	char *e = NULL, *tmp;
 	void *prev = NULL;
 	int err;
 
-	if (ksz > sizeof(key))
-		return -EINVAL;
 	while (!(err = bpf_map_get_next_key(map_fd, prev, next))) {
-		memcpy(key, next, ksz);
+		memcpy(key, next, sm->key);
 		prev = key;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -221,8 +211,8 @@ static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz
 			}
 			e = tmp;
 		}
-		memcpy(e + n * esz, key, ksz);
-		err = bpf_map_lookup_elem(map_fd, key, e + n * esz + voff);
+		memcpy(e + n * esz, key, sm->key);
+		err = bpf_map_lookup_elem(map_fd, key, e + n * esz + sm->key);
 		if (err == -ENOENT)	/* deleted meanwhile */
 			continue;
 		if (err)
@@ -231,7 +221,7 @@ static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz
 	}
 	if (err != -ENOENT) {
 		free(e);
-		return p_errno(err, "cannot read the %s map", what);
+		return p_errno(err, "cannot read the %s map", sm->name);
 	}
 	if (n)
 		qsort(e, n, esz, cmp);
@@ -240,37 +230,11 @@ static int map_read_entries(int map_fd, const char *what, size_t esz, size_t ksz
 	return 0;
 }
 
-/**
- * prefixes_read() - every entry of a prefixes map, in prefix order
- * @map_fd: the map.
- * @out:    the entries (malloc'ed, NULL when none).
- * @n:      how many.
- *
- * Return: 0 or a negative errno, reported.
- */
-int prefixes_read(int map_fd, struct conf_prefix **out, unsigned int *n)
-{
-	return map_read_entries(map_fd, "prefixes", sizeof(**out),
-				sizeof((*out)->key),
-				offsetof(struct conf_prefix, word), conf_prefix_cmp,
-				(void **)out, n);
-}
-
-/**
- * policy_read() - every entry of a policy map, in class order
- * @map_fd: the map.
- * @out:    the entries (malloc'ed, NULL when none).
- * @n:      how many.
- *
- * Return: 0 or a negative errno, reported.
- */
-int policy_read(int map_fd, struct conf_policy **out, unsigned int *n)
-{
-	return map_read_entries(map_fd, "policy", sizeof(**out),
-				sizeof((*out)->id),
-				offsetof(struct conf_policy, p), conf_policy_cmp,
-				(void **)out, n);
-}
+/* Records as map_read_entries() writes them: key, then value. */
+static_assert(sizeof(struct conf_prefix) ==
+	       sizeof(struct smb_prefix_key) + sizeof(__u32), "conf_prefix");
+static_assert(sizeof(struct conf_policy) ==
+	       sizeof(__u32) + sizeof(struct smb_policy), "conf_policy");
 
 /**
  * pinned_entries() - every entry of the pinned prefixes and policy maps
@@ -280,28 +244,73 @@ int policy_read(int map_fd, struct conf_policy **out, unsigned int *n)
  *
  * Return: 0 or a negative errno, reported.
  */
-int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
+static int pinned_entries(struct ns_ctx *ns, struct conf *c,
+			  unsigned int *pinned)
 {
-	int fd, err;
+	int (*const cmp[NSHARED])(const void *, const void *) = {
+		conf_prefix_cmp, conf_policy_cmp,
+	};
+	void **out[NSHARED] = { (void **)&c->prefixes, (void **)&c->policies };
+	unsigned int *n[NSHARED] = { &c->nprefixes, &c->npolicies }, i;
+	int fd, err = 0;
 
 	memset(c, 0, sizeof(*c));
 	*pinned = 0;
-	err = shared_open(ns, SHARED_PREFIXES, false, &fd);
-	if (!err && fd >= 0) {
-		*pinned |= 1;
-		err = prefixes_read(fd, &c->prefixes, &c->nprefixes);
-		close(fd);
-	}
-	if (!err)
-		err = shared_open(ns, SHARED_POLICY, false, &fd);
-	if (!err && fd >= 0) {
-		*pinned |= 2;
-		err = policy_read(fd, &c->policies, &c->npolicies);
+	for (i = 0; !err && i < NSHARED; i++) {
+		err = shared_open(ns, i, false, &fd);
+		if (err || fd < 0)
+			continue;
+		*pinned |= 1 << i;
+		err = map_read_entries(fd, i, cmp[i], out[i], n[i]);
 		close(fd);
 	}
 	if (err)
 		conf_free(c);
 	return err;
+}
+
+/**
+ * ns_gather() - read what is in force in the netns
+ * @ns:           from ns_resolve(), live; locked here unless nothing is
+ *                pinned at all (the caller ns_unlock()s it).
+ * @g:            output; ns_state_free() it, also after an error.
+ * @remove_stale: remove the pins of a stale link first (status).
+ *
+ * Return: 0 or a negative errno, reported.
+ */
+int ns_gather(struct ns_ctx *ns, struct ns_state *g, bool remove_stale)
+{
+	struct bpf_link_info info;
+	int link_fd = -1, err;
+
+	memset(g, 0, sizeof(*g));
+	err = ksched_read(&g->st);
+	if (err)
+		return err;
+	err = ns_lock(ns, false);
+	if (err)
+		return err == -ENOENT ? 0 : err;	/* nothing pinned */
+	err = link_check(ns, &g->st, &link_fd, &info, &g->stale);
+	g->link_id = info.id;
+	if (!err && g->stale && remove_stale)
+		err = ns_remove_pins(ns);
+	if (!err)
+		err = pinned_entries(ns, &g->c, &g->maps);
+	if (!err && link_fd >= 0) {
+		g->map_id = info.struct_ops.map_id;
+		g->c.has_max_inflight = !ops_data(g->map_id, &g->oi);
+		g->c.max_inflight = g->oi.max_inflight;
+	}
+	if (link_fd >= 0)
+		close(link_fd);
+	return err;
+}
+
+/** ns_state_free() - free what ns_gather() read */
+void ns_state_free(struct ns_state *g)
+{
+	ksched_free(&g->st);
+	conf_free(&g->c);
 }
 
 /**

@@ -12,10 +12,10 @@
  * kernel reports for the netns (/proc/net/ksmbd_sched) before it is used.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,48 +39,26 @@ static bool valid_name(const char *name)
 	       strcmp(name, ".") && strcmp(name, "..");
 }
 
-static int fd_ino(int fd, unsigned long *ino)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	*ino = st.st_ino;
-	return 0;
-}
-
 /* Open a netns file whose inode is @ino: a bind mount or a process's. */
 static int find_netns_by_ino(unsigned long ino)
 {
-	static const char *const dirs[] = { NETNS_RUN_DIR, "/proc" };
-	char path[PATH_MAX];
-	struct dirent *de;
+	static const char *const where[] = {
+		NETNS_RUN_DIR "/*", "/proc/[0-9]*/ns/net",
+	};
 	struct stat st;
 	unsigned int i;
 	int fd = -1;
-	DIR *d;
+	size_t j;
+	glob_t g;
 
-	for (i = 0; i < 2 && fd < 0; i++) {
-		d = opendir(dirs[i]);
-		if (!d)
-			continue;
-		while (fd < 0 && (de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			if (i == 1) {
-				if (!isdigit((unsigned char)de->d_name[0]))
-					continue;
-				snprintf(path, sizeof(path),
-					 "/proc/%s/ns/net", de->d_name);
-			} else {
-				snprintf(path, sizeof(path), "%s/%s",
-					 dirs[i], de->d_name);
-			}
-			if (stat(path, &st) || st.st_ino != ino)
-				continue;
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-		}
-		closedir(d);
+	for (i = 0; i < ARRAY_SIZE(where) && fd < 0; i++) {
+		if (!glob(where[i], GLOB_NOSORT, NULL, &g))
+			for (j = 0; j < g.gl_pathc && fd < 0; j++)
+				if (!stat(g.gl_pathv[j], &st) &&
+				    st.st_ino == ino)
+					fd = open(g.gl_pathv[j],
+						  O_RDONLY | O_CLOEXEC);
+		globfree(&g);
 	}
 	return fd;
 }
@@ -110,13 +88,6 @@ static int recorded_ino(const char *name, unsigned long *ino)
 	target[n] = '\0';
 	if (strncmp(target, "../", 3) || parse_uint(target + 3, ULONG_MAX, ino))
 		return -EINVAL;
-	return 0;
-}
-
-static int enter_netns(int fd, const char *label)
-{
-	if (setns(fd, CLONE_NEWNET))
-		return p_errno(-errno, "cannot enter netns %s", label);
 	return 0;
 }
 
@@ -182,9 +153,19 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 
 	if (fd >= 0) {
 		unsigned long old;
+		struct stat sb;
 
-		err = fd_ino(fd, &ns->ino);
-		if (!err && ns->name && !recorded_ino(ns->name, &old) &&
+		err = 0;
+		if (fstat(fd, &sb))
+			err = p_errno(-errno, "cannot stat netns %s", ns->label);
+		else if (netns_arg && setns(fd, CLONE_NEWNET))
+			err = p_errno(-errno, "cannot enter netns %s",
+				      ns->label);
+		close(fd);
+		if (err)
+			return err;
+		ns->ino = sb.st_ino;
+		if (ns->name && !recorded_ino(ns->name, &old) &&
 		    old != ns->ino) {
 			int ofd = find_netns_by_ino(old);
 
@@ -193,13 +174,6 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 			else
 				ns->old_ino = old;
 		}
-		if (!err && netns_arg)
-			err = enter_netns(fd, ns->label);
-		else if (err)
-			p_errno(err, "cannot stat netns %s", ns->label);
-		close(fd);
-		if (err)
-			return err;
 		ns->live = true;
 	} else if (need_live) {
 		p_err("netns '%s' (inode %lu) no longer exists", ns->name,

@@ -2,6 +2,7 @@
 /*
  * policyspec.c - "policy set" and "max-inflight" arguments of smb-classify
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,17 +48,9 @@ int parse_policy_bytes(const char *s, uint32_t *out)
 	if (n >= sizeof(num))
 		return -EINVAL;
 	memcpy(num, s, n + 1);
-	switch (num[n - 1]) {
-	case 'K':
-	case 'k':
-		mul = 1024;
-		num[--n] = '\0';
-		break;
-	case 'M':
-	case 'm':
-		mul = 1024 * 1024;
-		num[--n] = '\0';
-		break;
+	if (strchr("kKmM", num[n - 1])) {
+		mul = tolower(num[n - 1]) == 'k' ? 1024 : 1024 * 1024;
+		num[n - 1] = '\0';
 	}
 	r = parse_uint(num, POLICY_BYTES_MAX / mul, &v);
 	if (r)

@@ -27,21 +27,18 @@
 
 #include "procnet.h"
 
-/* Strict unsigned decimal at *@p, advancing it; no sign, no spaces. */
+/* Unsigned decimal at *@p, advancing it; no sign, no spaces. */
 static int get_u64(const char **p, uint64_t *v)
 {
-	const char *s = *p;
-	uint64_t x = 0;
+	char *end;
 
-	if (*s < '0' || *s > '9')
+	if (**p < '0' || **p > '9')
 		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (x > (UINT64_MAX - (*s - '0')) / 10)
-			return -ERANGE;
-		x = x * 10 + (*s - '0');
-	}
-	*v = x;
-	*p = s;
+	errno = 0;
+	*v = strtoull(*p, &end, 10);
+	if (errno)
+		return -ERANGE;
+	*p = end;
 	return 0;
 }
 
@@ -86,16 +83,13 @@ int ksched_parse_class(const char *line, struct ksched_class *c)
 		return -EINVAL;
 	for (;;) {
 		if (k.nhist == KSCHED_HIST_MAX ||
-		    get_u64(&p, &k.hist[k.nhist]))
+		    get_u64(&p, &k.hist[k.nhist++]))
 			return -EINVAL;
-		k.nhist++;
 		if (*p != ',')
 			break;
 		p++;
 	}
-	if (*p == '\n')
-		p++;
-	if (*p)
+	if (*p && strcmp(p, "\n"))
 		return -EINVAL;
 	*c = k;
 	return 0;
@@ -164,7 +158,7 @@ uint64_t ksched_get(const struct ksched_state *st,
  *
  * Return: 0, or -ENOMEM.
  */
-int ksched_parse_line(struct ksched_state *st, const char *line)
+static int ksched_parse_line(struct ksched_state *st, const char *line)
 {
 	struct ksched_kv kv, *kvp;
 	struct ksched_class c, *cp;
@@ -275,7 +269,7 @@ uint64_t ksched_client_get(const struct ksched_client *c,
 	return get_at(c, f->off, f->size);
 }
 
-int ksched_parse_client(const char *line, struct ksched_client *c)
+static int ksched_parse_client(const char *line, struct ksched_client *c)
 {
 	const struct ksched_client_field *f = NULL;
 	struct ksched_client k = { .peer = "-" };

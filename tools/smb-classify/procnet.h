@@ -176,11 +176,9 @@ extern const unsigned int ksched_client_nfields;
 
 uint64_t ksched_client_get(const struct ksched_client *c,
 			   const struct ksched_client_field *f);
-int ksched_parse_line(struct ksched_state *st, const char *line);
 int ksched_parse(FILE *f, struct ksched_state *st);
 void ksched_free(struct ksched_state *st);
 int ksched_parse_class(const char *line, struct ksched_class *c);
-int ksched_parse_client(const char *line, struct ksched_client *c);
 int ksched_parse_clients(FILE *f, struct ksched_client **out,
 			 unsigned int *n);
 uint64_t ksched_ring_lost(const char *stats);

@@ -18,44 +18,17 @@
 
 /**
  * struct status - what "status" shows
- * @ns:         the netns.
- * @st:         its /proc/net/ksmbd_sched.
- * @locked:     the pin directory exists (something was pinned).
- * @stale:      the pins were stale and have been removed.
- * @pinned:     the attached link is ours (pinned).
- * @link_id:    id of the pinned link (also a stale one).
- * @map_id:     its struct_ops map.
- * @oi:         the attached ops.
- * @nprefixes:  entries of the prefixes map, -1 when none is pinned.
- * @npolicies:  entries of the policy map, -1 when none is pinned.
- * @clients:    /proc/net/ksmbd_sched_clients, for per-class gauges.
- * @nclients:   number of @clients; -1 when the file does not exist.
+ * @ns:       the netns.
+ * @g:        what is in force there (the pins of a stale link removed).
+ * @clients:  /proc/net/ksmbd_sched_clients, for per-class gauges.
+ * @nclients: number of @clients; -1 when the file does not exist.
  */
 struct status {
 	struct ns_ctx ns;
-	struct ksched_state st;
-	bool locked, stale, pinned;
-	uint32_t link_id, map_id;
-	struct ops_info oi;
-	long nprefixes, npolicies;
+	struct ns_state g;
 	struct ksched_client *clients;
 	long nclients;
 };
-
-/* Entries of the pinned maps; -1 for one that is not pinned. */
-static int count_pinned(struct ns_ctx *ns, long *nprefixes, long *npolicies)
-{
-	unsigned int pinned;
-	struct conf c;
-	int err = pinned_entries(ns, &c, &pinned);
-
-	if (!err && pinned & 1)
-		*nprefixes = c.nprefixes;
-	if (!err && pinned & 2)
-		*npolicies = c.npolicies;
-	conf_free(&c);
-	return err;
-}
 
 /* Read ksmbd_sched_clients of the netns.  Return: 0, -ENOENT, -errno. */
 static int clients_read(struct ksched_client **out, long *n)
@@ -73,36 +46,6 @@ static int clients_read(struct ksched_client **out, long *n)
 	fclose(f);
 	if (!err)
 		*n = count;
-	return err;
-}
-
-static int status_gather(struct status *s)
-{
-	struct bpf_link_info info;
-	int link_fd = -1, err;
-
-	err = ksched_read(&s->st);
-	if (err)
-		return err;
-	err = ns_lock(&s->ns, false);
-	if (err == -ENOENT)
-		return 0;
-	if (err)
-		return err;
-	s->locked = true;
-	err = link_check(&s->ns, &s->st, &link_fd, &info, &s->stale);
-	s->link_id = info.id;
-	if (!err && s->stale)
-		err = ns_remove_pins(&s->ns);
-	if (!err)
-		err = count_pinned(&s->ns, &s->nprefixes, &s->npolicies);
-	if (!err && link_fd >= 0) {
-		s->pinned = true;
-		s->map_id = info.struct_ops.map_id;
-		ops_data(s->map_id, &s->oi);
-	}
-	if (link_fd >= 0)
-		close(link_fd);
 	return err;
 }
 
@@ -196,36 +139,35 @@ static void json_netns(const struct ns_ctx *ns, bool exists)
 
 static void status_json(const struct status *s)
 {
-	const struct ksched_state *st = &s->st;
+	const struct ns_state *g = &s->g;
+	const struct ksched_state *st = &g->st;
 	unsigned int i;
 
 	json_netns(&s->ns, true);
 	jsonw_bool_field(json_wtr, "serves", st->serves);
 	jsonw_bool_field(json_wtr, "attached", st->attached);
-	jsonw_bool_field(json_wtr, "pinned", s->pinned);
+	jsonw_bool_field(json_wtr, "pinned", g->map_id);
 	json_text_field(json_wtr, "name", st->name);
 	jsonw_uint_field(json_wtr, "link_id", st->link_id);
-	jsonw_uint_field(json_wtr, "struct_ops_map_id", s->map_id);
+	jsonw_uint_field(json_wtr, "struct_ops_map_id", g->map_id);
 	jsonw_name(json_wtr, "progs");
 	jsonw_start_array(json_wtr);
-	for (i = 0; i < s->oi.nprogs; i++) {
+	for (i = 0; i < g->oi.nprogs; i++) {
 		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "member", s->oi.progs[i].member);
-		jsonw_uint_field(json_wtr, "id", s->oi.progs[i].id);
-		json_text_field(json_wtr, "name", s->oi.progs[i].name);
+		jsonw_string_field(json_wtr, "member", g->oi.progs[i].member);
+		jsonw_uint_field(json_wtr, "id", g->oi.progs[i].id);
+		json_text_field(json_wtr, "name", g->oi.progs[i].name);
 		jsonw_end_object(json_wtr);
 	}
 	jsonw_end_array(json_wtr);
-	if (s->pinned)
+	if (g->map_id)
 		jsonw_uint_field(json_wtr, "ops_max_inflight",
-				 s->oi.max_inflight);
-	/* Entries of each map, null for one that is not pinned (-1). */
-	json_uint_or_null(json_wtr, "prefixes", s->nprefixes >= 0,
-			  s->nprefixes);
-	json_uint_or_null(json_wtr, "policies", s->npolicies >= 0,
-			  s->npolicies);
+				 g->oi.max_inflight);
+	/* Entries of each map, null for one that is not pinned. */
+	json_uint_or_null(json_wtr, "prefixes", g->maps & 1, g->c.nprefixes);
+	json_uint_or_null(json_wtr, "policies", g->maps & 2, g->c.npolicies);
 	group_out(st, KSCHED_G_COUNTER);
-	jsonw_bool_field(json_wtr, "removed_stale_pins", s->stale);
+	jsonw_bool_field(json_wtr, "removed_stale_pins", g->stale);
 	jsonw_name(json_wtr, "dispatcher");
 	if (!st->has_disp) {
 		jsonw_null(json_wtr);
@@ -295,35 +237,36 @@ static void status_classes_text(const struct ksched_state *st)
 
 static void status_text(const struct status *s)
 {
-	const struct ksched_state *st = &s->st;
+	const struct ns_state *g = &s->g;
+	const struct ksched_state *st = &g->st;
 	unsigned int i;
 
-	if (s->stale)
+	if (g->stale)
 		printf("note: removed stale pins (link id %u was not attached in this netns)\n",
-		       s->link_id);
+		       g->link_id);
 	printf("netns:             %lu (%s)\n", s->ns.ino, s->ns.label);
 	printf("ksmbd serves:      %s\n", st->serves ? "yes" :
 	       "no: " NOT_SERVED);
 	printf("attached:          %s\n", !st->attached ? "no" :
-	       s->pinned ? "yes" :
+	       g->map_id ? "yes" :
 	       "yes, but not by smb-classify (no pin; see bpftool link)");
 	if (st->attached)
 		printf("name:              %s\nlink id:           %u\n",
 		       st->name, st->link_id);
-	if (s->pinned) {
-		printf("struct_ops map id: %u\n", s->map_id);
-		for (i = 0; i < s->oi.nprogs; i++)
+	if (g->map_id) {
+		printf("struct_ops map id: %u\n", g->map_id);
+		for (i = 0; i < g->oi.nprogs; i++)
 			printf("prog:              %s id %u (%s)\n",
-			       s->oi.progs[i].member, s->oi.progs[i].id,
-			       s->oi.progs[i].name);
+			       g->oi.progs[i].member, g->oi.progs[i].id,
+			       g->oi.progs[i].name);
 	}
-	if (s->nprefixes >= 0)
-		printf("prefixes:          %ld\n", s->nprefixes);
+	if (g->maps & 1)
+		printf("prefixes:          %u\n", g->c.nprefixes);
 	else
 		printf("prefixes:          none pinned\n");
-	if (s->npolicies >= 0)
-		printf("policies:          %ld (other classes: defaults, see policy show)\n",
-		       s->npolicies);
+	if (g->maps & 2)
+		printf("policies:          %u (other classes: defaults, see policy show)\n",
+		       g->c.npolicies);
 	else
 		printf("policies:          none pinned (all classes: defaults, see policy show)\n");
 	group_out(st, KSCHED_G_COUNTER);
@@ -386,14 +329,14 @@ static void om_gauges(const struct status *s, const char *name,
 
 	om_family(name, "gauge", help);
 	if (s->nclients < 0) {
-		if (s->st.has_disp)
+		if (s->g.st.has_disp)
 			om_sample(name, s->ns.ino, "all", NULL, all);
 		return;
 	}
-	for (i = 0; i < s->st.nclasses; i++) {
-		snprintf(cls, sizeof(cls), "%u", s->st.classes[i].id);
+	for (i = 0; i < s->g.st.nclasses; i++) {
+		snprintf(cls, sizeof(cls), "%u", s->g.st.classes[i].id);
 		om_sample(name, s->ns.ino, cls, NULL,
-			  clients_sum(s, s->st.classes[i].id, off));
+			  clients_sum(s, s->g.st.classes[i].id, off));
 	}
 }
 
@@ -418,7 +361,7 @@ static void status_openmetrics(const struct status *s)
 		{ "bytes", "counter", "READ and WRITE bytes dispatched",
 		  offsetof(struct ksched_class, bytes) },
 	};
-	const struct ksched_state *st = &s->st;
+	const struct ksched_state *st = &s->g.st;
 	const struct ksched_class *c;
 	unsigned long ino = s->ns.ino;
 	char cls[16], le[32], total[48];
@@ -531,8 +474,7 @@ static const char *const status_outs[OUT_N] = {
  */
 int do_status(int argc, char **argv)
 {
-	struct status s = { .nprefixes = -1, .npolicies = -1,
-			    .nclients = -1 };
+	struct status s = { .nclients = -1 };
 	const char *fmt = output_arg ? output_arg :
 			  json_output ? "json" : "text";
 	unsigned int i, out;
@@ -559,17 +501,17 @@ int do_status(int argc, char **argv)
 	 * Text: "KEY VALUE" a line, for scripts that want one value.
 	 */
 	if (out == OUT_KERNEL && s.ns.live) {
-		err = ksched_read(&s.st);
-		for (i = 0; !err && !json_output && i < s.st.nkv; i++)
-			printf("%s %s\n", s.st.kv[i].key, s.st.kv[i].val);
+		err = ksched_read(&s.g.st);
+		for (i = 0; !err && !json_output && i < s.g.st.nkv; i++)
+			printf("%s %s\n", s.g.st.kv[i].key, s.g.st.kv[i].val);
 		if (!err && json_output)
-			json_kernel(&s.st);
-		ksched_free(&s.st);
+			json_kernel(&s.g.st);
+		ksched_free(&s.g.st);
 		return err;
 	}
 	if (!s.ns.live)
 		return status_gone(&s.ns);
-	err = status_gather(&s);
+	err = ns_gather(&s.ns, &s.g, true);
 	if (!err && out == OUT_OPENMETRICS)
 		clients_read(&s.clients, &s.nclients);
 	if (err)
@@ -581,7 +523,7 @@ int do_status(int argc, char **argv)
 	else
 		status_text(&s);
 	free(s.clients);
-	ksched_free(&s.st);
+	ns_state_free(&s.g);
 	ns_unlock(&s.ns);
 	return err;
 }

@@ -8,58 +8,44 @@
  * that is not a printable character in valid UTF-8 is replaced here by
  * '?' (one byte for one byte: lengths and column widths stay).
  */
-#include <stdint.h>
+#include <limits.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "text.h"
-
-/* Length of the valid UTF-8 sequence at @s (RFC 3629), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	uint32_t c;
-
-	if (*s < 0x80)
-		return 1;
-	if (*s >= 0xc2 && *s <= 0xdf)
-		n = 2, c = *s & 0x1f;
-	else if (*s >= 0xe0 && *s <= 0xef)
-		n = 3, c = *s & 0x0f;
-	else if (*s >= 0xf0 && *s <= 0xf4)
-		n = 4, c = *s & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates, beyond U+10FFFF. */
-	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
-	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-		return 0;
-	return n;
-}
 
 /**
  * text_sanitize() - make @s one line of valid UTF-8, in place
  * @s: NUL-terminated bytes; control characters (below 0x20, 0x7f) and
- *     bytes that do not start a valid UTF-8 sequence become '?'.
+ *     bytes that do not start a valid UTF-8 sequence (RFC 3629) become '?'.
+ *
+ * glibc's mbrtowc() in the C.UTF-8 locale (of this thread, for this call)
+ * decodes the sequences; it rejects what RFC 3629 does (overlong forms,
+ * surrogates) but code points above U+10FFFF, checked here.  Without
+ * that locale every non-ASCII byte becomes '?'.
  */
 void text_sanitize(char *s)
 {
-	unsigned char *p = (unsigned char *)s;
-	size_t n;
+	static locale_t utf8;
+	size_t n, len = strlen(s);
+	mbstate_t st;
+	locale_t old;
+	wchar_t wc;
 
-	while (*p) {
-		n = utf8_len(p);
-		if (!n || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
-			*p++ = '?';
-			continue;
+	if (!utf8)
+		utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	old = uselocale(utf8);
+	for (; *s; s += n, len -= n) {
+		memset(&st, 0, sizeof(st));
+		n = mbrtowc(&wc, s, len, &st);
+		if (n > MB_LEN_MAX || wc < 0x20 || wc == 0x7f || wc > 0x10ffff) {
+			*s = '?';
+			n = 1;
 		}
-		p += n;
 	}
+	uselocale(old);
 }
 
 /**
@@ -87,15 +73,10 @@ void json_uint_or_null(json_writer_t *w, const char *key, bool known,
  */
 void json_text_field(json_writer_t *w, const char *key, const char *s)
 {
-	char buf[256], *copy = buf;
-	size_t n = strlen(s);
+	char *copy = strdup(s);
 
-	if (n >= sizeof(buf) && !(copy = malloc(n + 1)))
-		copy = buf, n = sizeof(buf) - 1;
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	text_sanitize(copy);
-	jsonw_string_field(w, key, copy);
-	if (copy != buf)
-		free(copy);
+	if (copy)
+		text_sanitize(copy);
+	jsonw_string_field(w, key, copy ? copy : "");
+	free(copy);
 }

@@ -133,26 +133,19 @@ static void decode_symbol(struct tep_event *event, struct trace_field *f)
 }
 
 /* One field of @rec into @f.  Return: false to leave the field out. */
-static bool decode_field(struct tep_format_field *fld, struct tep_record *rec,
-			 struct trace_field *f)
+static bool decode_field(struct tep_event *event, struct tep_format_field *fld,
+			 struct tep_record *rec, struct trace_field *f)
 {
 	unsigned long long v;
-	const char *data = (const char *)rec->data + fld->offset;
-	int len = fld->size;
+	int len;
+	/* The field's bytes: of a __string, where its offset word points. */
+	const char *data = tep_get_field_raw(NULL, event, fld->name, rec,
+					     &len, 0);
 
 	snprintf(f->name, sizeof(f->name), "%s", fld->name);
 	f->is_str = true;
-	if (fld->flags & TEP_FIELD_IS_DYNAMIC) {
-		/* __string: 16-bit length and offset; relative to the end. */
-		if (tep_read_number_field(fld, rec->data, &v))
-			return false;
-		len = v >> 16;
-		data = (const char *)rec->data + (v & 0xffff) +
-		       (fld->flags & TEP_FIELD_IS_RELATIVE ?
-			fld->offset + fld->size : 0);
-		if (data + len > (const char *)rec->data + rec->size)
-			return false;
-	}
+	if (!data || data + len > (const char *)rec->data + rec->size)
+		return false;
 	/*
 	 * The only fixed arrays of ours are 16-byte addresses (u8, which
 	 * libtraceevent also flags as a string); char arrays are text.
@@ -163,9 +156,7 @@ static bool decode_field(struct tep_format_field *fld, struct tep_record *rec,
 		       inet_ntop(AF_INET6, data, f->str, sizeof(f->str));
 	if (fld->flags & (TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC |
 			  TEP_FIELD_IS_ARRAY)) {
-		snprintf(f->str, sizeof(f->str), "%.*s",
-			 len < (int)sizeof(f->str) ? len : (int)sizeof(f->str) - 1,
-			 data);
+		snprintf(f->str, sizeof(f->str), "%.*s", len, data);
 		return true;
 	}
 	f->is_str = false;
@@ -191,7 +182,7 @@ static void decode(struct trace_ctx *t, struct tep_event *event,
 	fields = tep_event_fields(event);
 	for (fld = fields; fld && *fld && ev->nfields < TRACE_MAX_FIELDS;
 	     fld++) {
-		if (!decode_field(*fld, rec, &ev->f[ev->nfields]))
+		if (!decode_field(event, *fld, rec, &ev->f[ev->nfields]))
 			continue;
 		if (!ev->f[ev->nfields].is_str)
 			decode_symbol(event, &ev->f[ev->nfields]);

@@ -21,21 +21,6 @@
 #include "text.h"
 #include "tracefmt.h"
 
-/* SMB2 command names (MS-SMB2 2.2.1.2), as the tracepoints print them. */
-static const char *const smb2_cmds[] = {
-	"NEGOTIATE", "SESSION_SETUP", "LOGOFF", "TREE_CONNECT",
-	"TREE_DISCONNECT", "CREATE", "CLOSE", "FLUSH", "READ", "WRITE",
-	"LOCK", "IOCTL", "CANCEL", "ECHO", "QUERY_DIRECTORY",
-	"CHANGE_NOTIFY", "QUERY_INFO", "SET_INFO", "OPLOCK_BREAK",
-};
-
-/** trace_cmd_name() - "READ" for 8; "UNKNOWN" beyond the table */
-const char *trace_cmd_name(uint64_t cmd)
-{
-	return cmd < sizeof(smb2_cmds) / sizeof(smb2_cmds[0]) ?
-	       smb2_cmds[cmd] : "UNKNOWN";
-}
-
 /*
  * Where one event goes: a JSON writer, or a line of "name=value" words.
  * Either way a name is written once only (the first wins).
@@ -98,7 +83,8 @@ static void derived(struct out *o, const struct trace_field *f)
 		put_num(o, "weight", KSMBD_SCHED_CLASS_WEIGHT_OF(v) ?: 1, false);
 		put_num(o, "per_peer", !!(v & KSMBD_SCHED_CLASS_PER_PEER), true);
 	} else if (!strcmp(f->name, "command")) {
-		put_str(o, "cmd", f->sym[0] ? f->sym : trace_cmd_name(f->num));
+		/* The name of the kernel's table (show_smb2_command()). */
+		put_str(o, "cmd", f->sym[0] ? f->sym : "UNKNOWN");
 	} else if (f->sym[0] && o->nsym < TRACE_MAX_FIELDS) {
 		char *name = o->sym_names[o->nsym++];
 
@@ -135,7 +121,8 @@ static void put_fields(struct out *o, const struct trace_event *ev)
  * @buf: output.
  * @len: its size (32 is enough).
  */
-void trace_format_time(const struct trace_event *ev, char *buf, size_t len)
+static void trace_format_time(const struct trace_event *ev,
+			      char *buf, size_t len)
 {
 	if (ev->ts_ns)
 		snprintf(buf, len, "%llu.%06llu",

@@ -58,10 +58,8 @@ struct trace_event {
 	struct trace_field f[TRACE_MAX_FIELDS];
 };
 
-const char *trace_cmd_name(uint64_t cmd);
 void trace_format_json(const struct trace_event *ev, json_writer_t *w);
 void trace_format_text(const struct trace_event *ev, FILE *f);
-void trace_format_time(const struct trace_event *ev, char *buf, size_t len);
 void trace_format_ns(unsigned long long ns, char *buf, size_t len);
 
 #endif /* SMB_CLASSIFY_TRACEFMT_H */
