@@ -146,9 +146,7 @@ mode() {
 	# reads of 128 KiB, and B's 1 MiB reader ran at 150-220 MiB/s against
 	# a storage capacity of 200 requests/s).
 	if [[ $STORAGE == slowfs && $SPLICE != on ]]; then
-		for p in 0 1 2; do
-			smb-classify policy set "$p" splice-min off >/dev/null
-		done
+		slowfs_no_splice 0 1 2
 	fi
 }
 

@@ -38,6 +38,16 @@ fair_two_classes() {
 	smb-classify prefix add 127.0.0.3/32 2 >/dev/null
 }
 
+# fair_weighted N W1 W2: the prefix classifier with max_inflight N,
+# 127.0.0.2 in class 1 of weight W1 and 127.0.0.3 in class 2 of weight
+# W2 (fair_two_classes' addresses, for clients that bring their own
+# source address, such as cifs mounts with srcaddr: no routes).
+fair_weighted() {
+	fair_load "$1"
+	smb-classify prefix add 127.0.0.2/32 1 weight "$2" >/dev/null
+	smb-classify prefix add 127.0.0.3/32 2 weight "$3" >/dev/null
+}
+
 # fair_class_field ID FIELD: a counter of class ID's "class:" line (0 if
 # the class has not been seen yet).
 fair_class_field() { sched_class_field "$@"; }

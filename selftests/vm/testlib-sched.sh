@@ -12,6 +12,9 @@ SCHED_CONST_OBJ=$VM_CHECKOUT/selftests/vm/progs/const_class.bpf.o
 SCHED_ATTACH_TEST=$VM_CHECKOUT/selftests/vm/attach_test
 # KSMBD_SCHED_CLASS(42, 1, 0): the default class word of const_class.
 SCHED_CONST_WORD=0x0001002a
+# The start of the kernel's one log line when the watchdog bypasses a
+# dispatcher (ksmbd_disp_guard_fn()).
+SCHED_WATCHDOG_LOG='ksmbd: sched: a client waited'
 
 sched_tmp=${TEST_TMPDIR:-$(mktemp -d)}
 mkdir -p "$sched_tmp"

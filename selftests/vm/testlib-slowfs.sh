@@ -122,6 +122,17 @@ slowfs_share_stop() {
 # own connection), as sched_mount does for the main share.
 slowfs_mount() { SMB_SHARE=$SLOWFS_SHARE sched_mount "$1" 127.0.0.1 "$2" "${3:-}"; }
 
+# slowfs_no_splice CLASS...: no SPLICE verdict for these classes.
+# ksmbd's zero-copy READ reads a file through its page cache
+# (filemap_splice_read(), also for a FUSE direct_io file), so a spliced
+# READ of slowfs would be served around the storage model.
+slowfs_no_splice() {
+	local c
+	for c in "$@"; do
+		smb-classify policy set "$c" splice-min off >/dev/null
+	done
+}
+
 slowfs_hold() { : >"$SLOWFS_HOLD"; }
 slowfs_release() { rm -f "$SLOWFS_HOLD"; }
 

@@ -74,13 +74,8 @@ echo "guest load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # 1 (weight WEIGHT1) for the big reader, class 2 (WEIGHT2) for the small
 # one, no splice.
 attach() {
-	local c
-	fair_load "$BUDGET"
-	smb-classify prefix add 127.0.0.2/32 1 weight "$1" >/dev/null
-	smb-classify prefix add 127.0.0.3/32 2 weight "$2" >/dev/null
-	for c in 0 1 2; do
-		smb-classify policy set "$c" splice-min off >/dev/null
-	done
+	fair_weighted "$BUDGET" "$1" "$2"
+	slowfs_no_splice 0 1 2
 }
 
 # big_start: the 1 MiB reader, until stopped; returns once it reads (the

@@ -50,7 +50,6 @@ if [[ $VM_KERNEL != stock && ! -e /proc/sys/vm/unprivileged_userfaultfd ]]; then
 fi
 
 WRITES=200
-LOGLINE='ksmbd: sched: a client waited'
 head -c 64K /dev/urandom >"$tmp/src.bin"
 truncate -s 64K "$SMB_SHARE_DIR/locked.bin"
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/other.bin"
@@ -106,8 +105,8 @@ sched_trace_sync
 n=$(sched_count ksmbd_sched_bypass)
 vm_check "one ksmbd_sched_bypass event ($n), reason watchdog" \
 	test "$n" = 1 -a "$(sched_count ksmbd_sched_bypass '.reason == "watchdog"')" = 1
-n=$("$VM_DIR/kmsg-since" "$seq0" | grep -c "$LOGLINE" || true)
-vm_check "one kernel log line '$LOGLINE ...' ($n)" test "$n" = 1
+n=$("$VM_DIR/kmsg-since" "$seq0" | grep -c "$SCHED_WATCHDOG_LOG" || true)
+vm_check "one kernel log line '$SCHED_WATCHDOG_LOG ...' ($n)" test "$n" = 1
 sched_trace_clear
 rc=0
 read_raw --host 127.0.0.3 pipe other.bin --length 65536 --depth 2 --count 20 \

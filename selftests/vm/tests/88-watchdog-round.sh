@@ -37,7 +37,6 @@ trap 'fair_cleanup; slowfs_share_stop' EXIT
 
 LONG_MS=31000		# the wait to see: past the watchdog's 30 s
 BOUND_S=300		# at most this long for it (x TEST_TIMEOUT_SCALE)
-LOGLINE='ksmbd: sched: a client waited'
 BIG=$sched_tmp/big SMALL=$sched_tmp/small
 
 slowfs_share_start --service-ms 5 --jitter-pct 0 --parallel 1 ||
@@ -46,12 +45,8 @@ head -c 16M /dev/urandom >"$SLOWFS_BACKING/data.bin"
 slowfs_mount 127.0.0.2 "$BIG"
 slowfs_mount 127.0.0.3 "$SMALL"
 
-fair_load 1
-smb-classify prefix add 127.0.0.2/32 1 weight 1 >/dev/null
-smb-classify prefix add 127.0.0.3/32 2 weight 8 >/dev/null
-for c in 0 1 2; do
-	smb-classify policy set "$c" splice-min off >/dev/null
-done
+fair_weighted 1 1 8
+slowfs_no_splice 0 1 2
 wd_ms=$(sched_proc watchdog_ms)
 seq0=$("$VM_DIR/kmsg-since" -1 | sed -n 's/^seq //p')
 # Only the 1 MiB READs: the 4 KiB ones would be thousands of events.
@@ -83,8 +78,8 @@ vm_check "no watchdog bypass (bypass $(sched_proc bypass), its wait $(( $(sched_
 	test "$(sched_proc bypass)" = 0
 vm_check "a contested 1 MiB READ waited >= $LONG_MS ms in the dispatcher ($long ms), its client served meanwhile ($n READs)" \
 	test "$long" -ge "$LONG_MS" -a "$n" -ge 2
-n=$("$VM_DIR/kmsg-since" "$seq0" | grep -c "$LOGLINE" || true)
-vm_check "no kernel log line '$LOGLINE ...' ($n)" test "$n" = 0
+n=$("$VM_DIR/kmsg-since" "$seq0" | grep -c "$SCHED_WATCHDOG_LOG" || true)
+vm_check "no kernel log line '$SCHED_WATCHDOG_LOG ...' ($n)" test "$n" = 0
 sched_trace_stop
 
 fair_kill_all
