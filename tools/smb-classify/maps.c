@@ -230,6 +230,9 @@ static int map_read_entries(int map_fd, unsigned int i,
 	return 0;
 }
 
+/* map_read_entries()'s key buffers hold every shared map's key. */
+static_assert(sizeof(struct smb_prefix_key) <= 32 && sizeof(__u32) <= 32,
+	      "shared map keys");
 /* Records as map_read_entries() writes them: key, then value. */
 static_assert(sizeof(struct conf_prefix) ==
 	       sizeof(struct smb_prefix_key) + sizeof(__u32), "conf_prefix");
