@@ -21,6 +21,9 @@
  *    waits for another party (oplock and lease break acknowledgments,
  *    going async, its connection's other reply, a client that does not
  *    read its socket): ksmbd_sched_wait().
+ *  - The default budget adapts to the storage (TCP Vegas's rule, in
+ *    requests): it shrinks while its requests queue inside the storage
+ *    instead of running there, and grows while they do not.
  *  - Stall guard: when all slots are held and none was given back for
  *    KSMBD_SCHED_STALL_MS while requests wait, one more is admitted.
  *  - Watchdog: when the round has not reached the client of the oldest
@@ -42,6 +45,7 @@
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/printk.h>
 #include <linux/rcupdate.h>
@@ -140,6 +144,37 @@ struct ksmbd_sched_client {
 };
 
 /**
+ * struct ksmbd_disp_budget - the adaptive default budget (max_inflight 0)
+ * @win_start_ns:  when this window began: only requests that took their
+ *                 slot since then are its samples
+ * @win_min_ns:    shortest slot time of a sample of this window, ns
+ * @base_ns:       the storage's service time without a queue: the
+ *                 shortest window minimum since @base_stamp_ns, ns (0:
+ *                 not measured yet)
+ * @base_stamp_ns: when @base_ns was measured
+ * @changes:       times the budget changed
+ * @min:           smallest budget
+ * @max:           largest budget, and the first one
+ * @win_n:         samples of this window
+ * @probe_ret:     the budget to go back to after a probe window, or 0
+ * @on:            the budget adapts (else it is the program's)
+ * @busy:          requests waited for a slot during this window
+ */
+struct ksmbd_disp_budget {
+	u64 win_start_ns;
+	u64 win_min_ns;
+	u64 base_ns;
+	u64 base_stamp_ns;
+	u64 changes;
+	u32 min;
+	u32 max;
+	u32 win_n;
+	u32 probe_ret;
+	bool on;
+	bool busy;
+};
+
+/**
  * struct ksmbd_sched_disp - the dispatcher of one attachment
  * @lock:          protects everything below but @ref and @guard
  * @new_flows:     clients that had nothing waiting, until they used a quantum
@@ -157,8 +192,9 @@ struct ksmbd_sched_client {
  * @throttled:     times a receiver waited for room in its client's queue
  * @bypass_wait_ns: the wait that made the watchdog bypass the dispatcher,
  *                 as the ksmbd_sched_bypass tracepoint's wait_ns
+ * @budget:        how the default budget adapts
  * @inflight:      data requests holding a slot
- * @max_inflight:  slots
+ * @max_inflight:  slots, the budget in force
  * @queued:        data requests waiting
  * @nactive:       clients with waiting requests
  * @nclients:      clients
@@ -187,6 +223,7 @@ struct ksmbd_sched_disp {
 	u64 dropped;
 	u64 throttled;
 	u64 bypass_wait_ns;
+	struct ksmbd_disp_budget budget;
 	u32 inflight;
 	u32 max_inflight;
 	u32 queued;
@@ -213,6 +250,111 @@ static u32 ksmbd_disp_default_inflight(void)
 	return clamp(KSMBD_SCHED_INFLIGHT_PER_CPU * num_possible_cpus(),
 		     (unsigned int)KSMBD_SCHED_INFLIGHT_MIN,
 		     (unsigned int)KSMBD_SCHED_INFLIGHT_MAX);
+}
+
+/* Caller holds d->lock (or owns @d).  A new window of samples from @now. */
+static void ksmbd_disp_budget_window(struct ksmbd_disp_budget *b, u64 now)
+{
+	b->win_start_ns = now;
+	b->win_min_ns = U64_MAX;
+	b->win_n = 0;
+	b->busy = false;
+}
+
+/*
+ * Caller holds d->lock (or owns @d).  The budget of an attached or
+ * replacing program: its own, or the adaptive default, which starts at
+ * its largest (a lone client is not held back before the budget has
+ * learnt) and keeps what it learnt across a replace.
+ */
+static void ksmbd_disp_budget_set(struct ksmbd_sched_disp *d,
+				  u32 max_inflight, u64 now)
+{
+	struct ksmbd_disp_budget *b = &d->budget;
+
+	if (!max_inflight && b->on)
+		return;
+	b->on = !max_inflight;
+	b->max = ksmbd_disp_default_inflight();
+	b->min = min(max(KSMBD_SCHED_ADAPT_MIN_PER_CPU * num_possible_cpus(),
+			 (unsigned int)KSMBD_SCHED_ADAPT_MIN), b->max);
+	b->base_ns = 0;
+	b->probe_ret = 0;
+	ksmbd_disp_budget_window(b, now);
+	d->max_inflight = max_inflight ?: b->max;
+}
+
+/*
+ * Caller holds d->lock.  @work held its slot from dispatch (stime_ns)
+ * until it finished, @now: one sample of the adaptive budget if it read
+ * or wrote data (a CREATE or a QUERY_INFO is served in microseconds, not
+ * by the storage's queue, and would set base far below a READ's).
+ *
+ * TCP Vegas's rule (Brakmo and Peterson, 1995), in requests: while the
+ * budget's requests are in flight back to back, the shortest slot time of
+ * a window (rmin) against the storage's own service time (base) says how
+ * many of them queue inside the storage rather than run there:
+ * q = budget * (1 - base / rmin).  Once per window (as many samples as
+ * the budget, at least KSMBD_SCHED_ADAPT_WINDOW) the budget grows by one
+ * while q < KSMBD_SCHED_ADAPT_ALPHA and shrinks by half the excess while
+ * q > KSMBD_SCHED_ADAPT_BETA, between budget.min and budget.max; only in
+ * a window where requests waited for a slot: else the budget limits
+ * nothing and the sample says nothing about it.  base is measured by a
+ * probe: one window at the smallest budget (BBR's ProbeRTT), after which
+ * the budget goes back to where it was; at the first window where
+ * requests waited, then every KSMBD_SCHED_ADAPT_PROBE_MS, so that it
+ * follows storage that became slower.  A shorter window minimum (faster
+ * storage) replaces it at once.  q, the requests in the storage's queue
+ * rather than in its service, is what a sparse client's request waits
+ * behind once the dispatcher has sent it: this rule keeps it at a few
+ * (Documentation/dispatch.rst, "The budget").  q < budget, so the
+ * budget never falls below 1 before it is clamped.
+ */
+static void ksmbd_disp_budget_sample(struct ksmbd_sched_disp *d,
+				     struct ksmbd_work *work, u64 now)
+{
+	struct ksmbd_disp_budget *b = &d->budget;
+	u32 n = d->max_inflight;
+	u64 q;
+
+	if (!b->on || !work->sched.bytes ||
+	    work->sched.stime_ns < b->win_start_ns)
+		return;
+	b->win_min_ns = min(b->win_min_ns, now - work->sched.stime_ns);
+	if (d->queued)
+		b->busy = true;
+	if (++b->win_n < max_t(u32, n, KSMBD_SCHED_ADAPT_WINDOW))
+		return;
+	if (b->probe_ret) {
+		b->base_ns = b->win_min_ns;
+		b->base_stamp_ns = now;
+		n = b->probe_ret;
+		b->probe_ret = 0;
+	} else if (b->base_ns && b->win_min_ns < b->base_ns) {
+		b->base_ns = b->win_min_ns;
+		b->base_stamp_ns = now;
+	} else if (b->busy) {
+		if (b->base_ns) {
+			q = div64_u64((u64)n * (b->win_min_ns - b->base_ns),
+				      b->win_min_ns);
+			if (q > KSMBD_SCHED_ADAPT_BETA)
+				n -= max_t(u32, (q - KSMBD_SCHED_ADAPT_BETA) / 2,
+					   1);
+			else if (q < KSMBD_SCHED_ADAPT_ALPHA)
+				n++;
+		}
+		if (!b->base_ns || now - b->base_stamp_ns >=
+		    (u64)KSMBD_SCHED_ADAPT_PROBE_MS * NSEC_PER_MSEC) {
+			b->probe_ret = clamp(n, b->min, b->max);
+			n = b->min;
+		}
+	}
+	n = clamp(n, b->min, b->max);
+	if (n != d->max_inflight) {
+		d->max_inflight = n;
+		b->changes++;
+	}
+	ksmbd_disp_budget_window(b, now);
 }
 
 static void ksmbd_disp_guard_fn(struct work_struct *wk);
@@ -242,7 +384,7 @@ struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight)
 	INIT_LIST_HEAD(&d->all);
 	xa_init(&d->classes);
 	INIT_DELAYED_WORK(&d->guard, ksmbd_disp_guard_fn);
-	d->max_inflight = max_inflight ?: ksmbd_disp_default_inflight();
+	ksmbd_disp_budget_set(d, max_inflight, ktime_get_ns());
 	refcount_set(&d->ref, 1);
 	d->netns_ino = netns_ino;
 	return d;
@@ -493,6 +635,7 @@ static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
 		d->dropped++;
 	} else if (how != KSMBD_DISP_FLAT) {
 		work->sched.slot = true;
+		work->sched.stime_ns = now;
 		d->inflight++;
 		c->inflight++;
 		d->progress_ns = now;
@@ -665,7 +808,7 @@ void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight)
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
-	d->max_inflight = max_inflight ?: ksmbd_disp_default_inflight();
+	ksmbd_disp_budget_set(d, max_inflight, now);
 	d->bypass = false;
 	ksmbd_disp_pick(d, &batch, now);
 	spin_unlock(&d->lock);
@@ -889,10 +1032,13 @@ flat:
 	ksmbd_sched_run(work);
 }
 
-/* Caller holds d->lock.  Give back @work's slot, if it has one. */
+/*
+ * Caller holds d->lock.  Give back @work's slot, if it has one; @done: it
+ * finished (a sample of the adaptive budget), else it waits.
+ */
 static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
 				struct ksmbd_work *work,
-				struct list_head *batch, u64 now)
+				struct list_head *batch, u64 now, bool done)
 {
 	struct ksmbd_sched_client *c = work->sched.client;
 
@@ -902,6 +1048,8 @@ static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
 	d->inflight--;
 	c->inflight--;
 	d->progress_ns = now;
+	if (done)
+		ksmbd_disp_budget_sample(d, work, now);
 	/* nothing waiting, nothing running: sparse again */
 	if (!c->inflight && !c->queued && !list_empty(&c->flow)) {
 		list_del_init(&c->flow);
@@ -928,7 +1076,7 @@ void ksmbd_disp_release_slot(struct ksmbd_work *work, bool wait)
 	spin_lock(&d->lock);
 	if (work->sched.slot && wait)
 		d->wait_releases++;
-	ksmbd_disp_put_slot(d, work, &batch, now);
+	ksmbd_disp_put_slot(d, work, &batch, now, false);
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
 }
@@ -947,7 +1095,7 @@ void ksmbd_disp_work_done(struct ksmbd_work *work)
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
-	ksmbd_disp_put_slot(d, work, &batch, now);
+	ksmbd_disp_put_slot(d, work, &batch, now, true);
 	ksmbd_disp_client_put(d, work->sched.client);
 	work->sched.client = NULL;
 	spin_unlock(&d->lock);
@@ -974,6 +1122,13 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 
 	spin_lock(&d->lock);
 	seq_printf(m, "max_inflight: %u\n", d->max_inflight);
+	seq_printf(m, "budget: %s\n", d->budget.on ? "adaptive" : "fixed");
+	seq_printf(m, "budget_min: %u\n",
+		   d->budget.on ? d->budget.min : d->max_inflight);
+	seq_printf(m, "budget_max: %u\n",
+		   d->budget.on ? d->budget.max : d->max_inflight);
+	seq_printf(m, "budget_base_ns: %llu\n", d->budget.base_ns);
+	seq_printf(m, "budget_changes: %llu\n", d->budget.changes);
 	seq_printf(m, "inflight: %u\n", d->inflight);
 	seq_printf(m, "queued: %u\n", d->queued);
 	seq_printf(m, "clients: %u\n", d->nactive);

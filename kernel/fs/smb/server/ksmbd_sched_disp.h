@@ -17,11 +17,23 @@ struct seq_file;
 
 /**
  * enum ksmbd_sched_consts - the dispatcher's defaults, in one place
- * @KSMBD_SCHED_INFLIGHT_PER_CPU: default budget per possible CPU
- * @KSMBD_SCHED_INFLIGHT_MIN: smallest default budget: one client keeping
- *	this many requests outstanding (the queue depth of an interactive
- *	burst, fio's iodepth=32) alone is never held back
- * @KSMBD_SCHED_INFLIGHT_MAX: largest default budget
+ * @KSMBD_SCHED_INFLIGHT_PER_CPU: the default budget starts at this many
+ *	slots per possible CPU, and never grows above it
+ * @KSMBD_SCHED_INFLIGHT_MIN: at least this many: one client keeping this
+ *	many requests outstanding (the queue depth of an interactive burst,
+ *	fio's iodepth=32) is not held back before the budget has learnt
+ * @KSMBD_SCHED_INFLIGHT_MAX: at most this many
+ * @KSMBD_SCHED_ADAPT_MIN_PER_CPU: the default budget never shrinks below
+ *	this many slots per possible CPU, so that every CPU has work
+ * @KSMBD_SCHED_ADAPT_MIN: nor below this many
+ * @KSMBD_SCHED_ADAPT_ALPHA: the default budget grows while fewer than
+ *	this many of its requests queue in the storage (TCP Vegas's alpha)
+ * @KSMBD_SCHED_ADAPT_BETA: it shrinks while more than this many do
+ *	(Vegas's beta)
+ * @KSMBD_SCHED_ADAPT_WINDOW: fewest finished requests in one window of
+ *	the adaptive budget (a window is as many as the budget)
+ * @KSMBD_SCHED_ADAPT_PROBE_MS: the storage's own service time is measured
+ *	again this often, with the budget at its minimum for one window
  * @KSMBD_SCHED_COST_MIN: cost floor of a request, bytes: a request that
  *	moves less (metadata, a 1-byte READ) is charged this much
  * @KSMBD_SCHED_QUANTUM: deficit round robin quantum of a client of
@@ -40,6 +52,12 @@ enum ksmbd_sched_consts {
 	KSMBD_SCHED_INFLIGHT_PER_CPU	= 16,
 	KSMBD_SCHED_INFLIGHT_MIN	= 32,
 	KSMBD_SCHED_INFLIGHT_MAX	= 256,
+	KSMBD_SCHED_ADAPT_MIN_PER_CPU	= 2,
+	KSMBD_SCHED_ADAPT_MIN		= 4,
+	KSMBD_SCHED_ADAPT_ALPHA		= 1,
+	KSMBD_SCHED_ADAPT_BETA		= 3,
+	KSMBD_SCHED_ADAPT_WINDOW	= 8,
+	KSMBD_SCHED_ADAPT_PROBE_MS	= 10000,
 	KSMBD_SCHED_COST_MIN		= SZ_4K,
 	KSMBD_SCHED_QUANTUM		= SZ_128K,
 	KSMBD_SCHED_STALL_MS		= 200,

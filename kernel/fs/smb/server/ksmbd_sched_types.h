@@ -24,6 +24,7 @@ struct ksmbd_read_payload;
  *            NULL (flat path: nothing attached, or not tracked)
  * @client:   its client while it is tracked (waiting or holding a slot)
  * @qtime_ns: when it was queued, ktime_get_ns()
+ * @stime_ns: when it took its slot, ktime_get_ns() (the adaptive budget)
  * @verdict:  the clamped verdict word of classify_req()
  * @bytes:    READ/WRITE bytes of all its PDUs, 0 for other commands
  * @cost:     what its client is charged, bytes (ksmbd_sched_disp.c)
@@ -45,6 +46,7 @@ struct ksmbd_sched_work {
 	struct ksmbd_sched_disp	*disp;
 	struct ksmbd_sched_client *client;
 	u64			qtime_ns;
+	u64			stime_ns;
 	u32			verdict;
 	u32			bytes;
 	u32			cost;
