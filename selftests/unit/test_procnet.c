@@ -23,6 +23,11 @@ static const char proc_attached[] =
 	"name: smb_prefix\n"
 	"link_id: 7\n"
 	"max_inflight: 2\n"
+	"budget: adaptive\n"
+	"budget_min: 4\n"
+	"budget_max: 32\n"
+	"budget_base_ns: 15036350\n"
+	"budget_changes: 33\n"
 	"inflight: 1\n"
 	"queued: 5\n"
 	"clients: 3\n"
@@ -70,6 +75,10 @@ static void test_parse_attached(void **state)
 	assert_true(st.serves);
 	assert_true(st.has_disp);
 	assert_int_equal(st.max_inflight, 2);
+	assert_int_equal(st.budget_min, 4);
+	assert_int_equal(st.budget_max, 32);
+	assert_int_equal(st.budget_base_ns, 15036350);
+	assert_int_equal(st.budget_changes, 33);
 	assert_int_equal(st.inflight, 1);
 	assert_int_equal(st.queued, 5);
 	assert_int_equal(st.clients, 3);

@@ -113,7 +113,9 @@ const struct ksched_field ksched_fields[] = {
 	KEY(attached, STATE), KEY(link_id, STATE), KEY(serves, STATE),
 	KEY(conns_classified, COUNTER), KEY(reqs_classified, COUNTER),
 	KEY(class_clamped, COUNTER), KEY(verdict_clamped, COUNTER),
-	KEY(max_inflight, DISP), KEY(inflight, DISP), KEY(queued, DISP),
+	KEY(max_inflight, DISP), KEY(budget_min, DISP), KEY(budget_max, DISP),
+	KEY(budget_base_ns, DISP), KEY(budget_changes, DISP),
+	KEY(inflight, DISP), KEY(queued, DISP),
 	KEY(clients, DISP), KEY(alloc_fail, DISP),
 	KEY(payloads, HELD), KEY(payload_pages, HELD),
 };

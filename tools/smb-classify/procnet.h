@@ -54,6 +54,11 @@ struct ksched_class {
  * @has_disp:         the dispatcher lines were there (a program is
  *                    attached, and the kernel has a dispatcher).
  * @max_inflight:     dispatch budget in force.
+ * @budget_min:       smallest budget (adaptive), else max_inflight.
+ * @budget_max:       largest budget (adaptive), else max_inflight.
+ * @budget_base_ns:   the adaptive budget's measure of the storage's
+ *                    service time, ns (0: not measured).
+ * @budget_changes:   times the adaptive budget changed.
  * @inflight:         requests running now.
  * @queued:           requests waiting in the dispatcher.
  * @clients:          client queues.
@@ -80,6 +85,10 @@ struct ksched_state {
 	uint64_t verdict_clamped;
 	bool has_disp;
 	uint32_t max_inflight;
+	uint32_t budget_min;
+	uint32_t budget_max;
+	uint64_t budget_base_ns;
+	uint64_t budget_changes;
 	uint32_t inflight;
 	uint32_t queued;
 	uint32_t clients;

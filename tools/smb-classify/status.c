@@ -379,6 +379,10 @@ static void status_openmetrics(const struct status *s)
 	if (st->has_disp) {
 		om_family("max_inflight", "gauge", "dispatch budget in force");
 		om_sample("max_inflight", ino, NULL, NULL, st->max_inflight);
+		om_family("budget_changes", "counter",
+			  "times the adaptive dispatch budget changed");
+		om_sample("budget_changes_total", ino, NULL, NULL,
+			  st->budget_changes);
 	}
 	if (st->has_held) {
 		om_family("held_payload_pages", "gauge",
