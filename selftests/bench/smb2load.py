@@ -17,11 +17,8 @@ reply (ksmbd checks the session before charging credits).
 
 Non-blocking sockets on one epoll loop; at most --connect-parallel
 connections are being set up at once (ksmbd listens with a backlog of
-16).  The READs start once every client is set up (connected and
-negotiated, or failed): a driver that also kept thousands of READs going
-set up fewer connections a second the more it had.  Once every one that
-connected has had a READ answered, --ready-file is created (with that
-number).  Runs until SIGTERM/SIGINT (or --seconds), then prints one JSON
+16).  Once every client is set up and every one that connected has had a
+READ answered, --ready-file is created (with that number).  Runs until SIGTERM/SIGINT (or --seconds), then prints one JSON
 line: clients, connected, ready, replies (READ replies), by status,
 errors, seconds.  Exit status 0 if every client connected and negotiated.
 """
@@ -108,7 +105,6 @@ def main():
     neg = negotiate_frame()
     status = collections.Counter()
     errors = collections.Counter()
-    parked = []
     connecting = 0
     connected = 0
     answered = 0
@@ -214,10 +210,13 @@ def main():
                     if cmd != CMD_NEGOTIATE or st != 0:
                         fail(c, "negotiate: status 0x%08x" % st)
                         break
-                    c.state = "parked"
+                    c.state = "flowing"
                     connecting -= 1
                     connected += 1
-                    parked.append(c)
+                    # the first depth - 1 READs; the reply below sends one more
+                    for _ in range(args.depth - 1):
+                        c.mid += 1
+                        send(c, read_frame(c.mid, args.length))
                 elif cmd == CMD_READ:
                     status["0x%08x" % st] += 1
                     replies += 1
@@ -227,15 +226,6 @@ def main():
                 if c.state == "flowing" and not stop[0]:
                     c.mid += 1
                     send(c, read_frame(c.mid, args.length))
-        # every client is set up: the READs start, depth per client (the
-        # driver's time goes to the connections while they are set up)
-        if parked and not pending and connecting == 0:
-            for c in parked:
-                c.state = "flowing"
-                for _ in range(args.depth):
-                    c.mid += 1
-                    send(c, read_frame(c.mid, args.length))
-            parked.clear()
         # every client is set up (flowing or failed) and every flowing one
         # has had a READ answered: the load is in place
         if not ready and not pending and connecting == 0 and connected \
