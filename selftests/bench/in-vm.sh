@@ -230,7 +230,8 @@ bench_bursts() {
 					done
 				done
 			fi
-			[[ $md == B ]] && rawi "q B $k $(sched_proc queued)"
+			[[ $md == B ]] && rawi "q B $k $(sched_proc queued)" &&
+				rawi "mi B $k $(sched_proc max_inflight)"
 			bg_stop
 			log "  K=$k done"
 		done
@@ -535,7 +536,7 @@ report() {
 	echo
 	echo "A = nothing attached (ksmbd's flat path: per-CPU ksmbd-io workqueue)."
 	echo "B = reference classifier attached; (a), (b): one client per host (::/0 -> 0 per-peer);" \
-		"dispatch budget $( ((B_INFLIGHT)) && echo "max_inflight=$B_INFLIGHT" || echo "kernel default (max_inflight=${default_mi:-?})")."
+		"dispatch budget $( ((B_INFLIGHT)) && echo "max_inflight=$B_INFLIGHT" || echo "kernel default (max_inflight 0: adaptive, Documentation/dispatch.rst \"The budget\")")."
 	echo
 	if [[ $STORAGE == slowfs ]]; then
 		echo "How the server is the bottleneck: the share is the storage model slowfs"
@@ -685,6 +686,10 @@ report() {
 		echo
 		echo "Requests waiting in B's dispatcher in (a) when the movers stopped (K: queued):" \
 			"$(awk '$1 == "q" { printf "%s%s: %s", s, $3, $4; s = ", " }' "$RAW")."
+	fi
+	if [[ -n $(awk '$1 == "mi"' "$RAW") ]]; then
+		echo "B's budget in force then (K: max_inflight):" \
+			"$(awk '$1 == "mi" { printf "%s%s: %s", s, $3, $4; s = ", " }' "$RAW")."
 	fi
 	} >"$MD"
 }
