@@ -148,9 +148,9 @@ struct ksmbd_sched_client {
  * @win_start_ns:  when this window began: only requests that took their
  *                 slot since then are its samples
  * @win_min_ns:    shortest slot time of a sample of this window, ns
- * @base_ns:       the storage's service time without a queue: the
- *                 shortest window minimum since @base_stamp_ns, ns (0:
- *                 not measured yet)
+ * @base_ns:       the storage's service time without a queue: the last
+ *                 probe window's minimum, or a shorter window minimum
+ *                 since, ns (0: not measured yet)
  * @base_stamp_ns: when @base_ns was measured
  * @changes:       times the budget changed
  * @min:           smallest budget
