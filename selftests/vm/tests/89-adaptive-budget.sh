@@ -50,9 +50,9 @@ storage_wait() {
 	(( r1 > r0 )) || { echo "0 0"; return; }
 	echo "$(( (q1 - q0) / (r1 - r0) / 1000000 )) $(( r1 - r0 ))"
 }
-# budget_at_most N / budget_at_least N: the budget in force, now.
+# budget_at_most N: the budget in force is N or less, now (at least N:
+# testlib-fair.sh's fair_at_least max_inflight N).
 budget_at_most() { (( $(sched_proc max_inflight) <= $1 )); }
-budget_at_least() { (( $(sched_proc max_inflight) >= $1 )); }
 readers() {
 	fair_fio r1 "$MNT/data.bin" 600 32 "$1"
 	fair_fio r2 "$MNT/data.bin" 600 32 "$1"
@@ -110,7 +110,7 @@ slowfs_mount 127.0.0.3 "$MNT"
 before=$(sched_proc max_inflight)
 readers 4k
 vm_check "(c) the budget grew from $before to 24 or more ($(sched_proc_show max_inflight budget_base_ns budget_changes queued))" \
-	vm_poll 90 budget_at_least 24
+	vm_poll 90 fair_at_least max_inflight 24
 base=$(sched_proc budget_base_ns)
 vm_check "(c) the storage measured again: budget_base_ns $base >= 150 ms" \
 	test "$base" -ge 150000000
