@@ -7,7 +7,8 @@
 # One cifs mount (vers=3.1.1, cache=none) of the share from 127.0.0.1, the
 # reference classifier attached, class 0's policy and the ksmbd module
 # parameters switched between runs.  Parts (BENCH_PARTS, default all):
-#   read     READ sequential, 1 job, psync, direct, 4 KiB .. 1 MiB, three
+#   read     READ sequential, 1 job, direct, 4 KiB .. 1 MiB (BENCH_RSIZES),
+#            at QD1 (psync) and QD8 (libaio; BENCH_READ_QDS), three
 #            paths: copy (splice-min off) vs private pages (splice-min 0,
 #            read_payload_pagecache=N) vs page-cache pages (splice-min 0,
 #            the default: zero-copy); the kernel floor is lifted
@@ -46,12 +47,13 @@ M=/tmp/bench-splice-mnt
 : >"$RAW"
 
 if (( QUICK )); then
-	RUNS=1 T=3 RSIZES="4k 64k 1m" WSIZES="4k 1m" OSIZES="1m" ORDERS="0 4"
+	RUNS=1 T=3 RSIZES=${BENCH_RSIZES:-"4k 64k 1m"} WSIZES="4k 1m" OSIZES="1m" ORDERS="0 4"
 else
-	RUNS=${BENCH_RUNS:-3} T=5 RSIZES="4k 16k 32k 64k 128k 256k 1m" WSIZES="4k 64k 1m"
+	RUNS=${BENCH_RUNS:-3} T=5 RSIZES=${BENCH_RSIZES:-"4k 16k 32k 64k 128k 256k 1m"} WSIZES="4k 64k 1m"
 	OSIZES="64k 256k 1m" ORDERS="0 2 4"
 fi
 PARTS=" ${BENCH_PARTS:-read default write order} "
+READ_QDS=${BENCH_READ_QDS:-"1 8"}
 QUIET_LOAD=${BENCH_QUIET_LOAD:-3}
 PARAMS=/sys/module/ksmbd/parameters
 ORDER_PARAM=$PARAMS/read_payload_order
@@ -146,7 +148,9 @@ policy copy
 
 if part read; then
 	[[ -w $FLOOR_PARAM ]] && echo 0 >"$FLOOR_PARAM"
-	for bs in $RSIZES; do cell read read "$bs" 1 copy pages pagecache; done
+	for qd in $READ_QDS; do
+		for bs in $RSIZES; do cell read read "$bs" "$qd" copy pages pagecache; done
+	done
 	[[ -w $FLOOR_PARAM ]] && echo "$FLOOR" >"$FLOOR_PARAM"
 fi
 if part default; then
@@ -228,12 +232,12 @@ ostat() {
 			else print m }'
 }
 
-# read_rows BS: one row per path (copy, pages, pagecache) of the READ
+# read_rows BS QD: one row per path (copy, pages, pagecache) of the READ
 # table: MiB/s, mean and p99 completion latency (us), each median (min-max)
 # over the runs; the ratio of the medians to copy's with [min, max] of the
 # per-run ratios; the host's load over the cell's runs.
 read_rows() {
-	awk -F'\t' -v bs="$1" -v ql="$QUIET_LOAD" '
+	awk -F'\t' -v bs="$1" -v qd="$2" -v ql="$QUIET_LOAD" '
 	function sortv(a, n,   i, j, t) {
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
 			if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -247,7 +251,7 @@ read_rows() {
 		med[p, c] = m
 		return sprintf("%.1f (%.1f-%.1f)", m, v[1], v[n])
 	}
-	$1 == "read" && $3 == bs && $7 != "-" {
+	$1 == "read" && $3 == bs && $4 == qd && $7 != "-" {
 		val[$5, $6] = 1; val[$5, $6, 7] = $7; val[$5, $6, 8] = $8; val[$5, $6, 9] = $9
 		if ($6 > runs) runs = $6
 		for (k = 10; k <= 11; k++) if ($k != "-") {
@@ -267,7 +271,7 @@ read_rows() {
 				if (x < rmin) rmin = x; if (x > rmax) rmax = x
 			}
 			ratio = (n && med["copy", 7] > 0) ? sprintf("%.3f [%.3f, %.3f]", med[p, 7] / med["copy", 7], rmin, rmax) : "-"
-			printf "| %s | %s | %s | %s | %s | %s | %d | %s |\n", bs, p, b, m, q, ratio, n, load
+			printf "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", bs, "QD" qd, p, b, m, q, ratio, n, load
 		}
 	}' "$RAW"
 }
@@ -305,9 +309,11 @@ hmin=$(awk -F'\t' '{ for (k = 10; k <= 11; k++) if ($k != "-" && (m == "" || $k 
 		echo
 		echo "### READ: copy (splice-min off) vs private pages (splice-min 0, read_payload_pagecache=N) vs page-cache pages (splice-min 0); read_splice_floor=0; targets: pagecache >= 1.5x copy at 1 MiB, >= 1.3x at 64 KiB"
 		echo
-		echo "| size | path | MiB/s median (min-max) | mean clat us median (min-max) | p99 clat us median (min-max) | BW / copy [min, max] | runs | host load (1 min) |"
-		echo "|---|---|---|---|---|---|---|---|"
-		for bs in $RSIZES; do read_rows "$bs"; done
+		echo "| size | depth | path | MiB/s median (min-max) | mean clat us median (min-max) | p99 clat us median (min-max) | BW / copy [min, max] | runs | host load (1 min) |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		for qd in $READ_QDS; do
+			for bs in $RSIZES; do read_rows "$bs" "$qd"; done
+		done
 	fi
 	if part default; then
 		hdr "READ 4 KiB: copy = A vs default policy (splice-min 64K) = B; target >= 0.99x" copy default

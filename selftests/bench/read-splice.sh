@@ -14,7 +14,8 @@
 # busier than BENCH_QUIET_LOAD is marked disturbed in the tables.
 #
 # Environment: OUT (default $CACHE_DIR/bench/splice-DATE), BENCH_QUICK,
-# BENCH_PARTS (any of: read default write order; default all), BENCH_RUNS
+# BENCH_PARTS (any of: read default write order; default all), BENCH_RSIZES
+# and BENCH_READ_QDS (the read part's sizes and depths), BENCH_RUNS
 # (repeats, default 3), BENCH_QUIET_LOAD (default 3), KERNEL, CACHE_DIR,
 # VM_TIMEOUT as for selftests/vm/run.
 
@@ -34,6 +35,7 @@ timeout=${VM_TIMEOUT:-$( [[ ${BENCH_QUICK:-0} == 1 ]] && echo 600 || echo 1800 )
 source "$here/lib.sh"
 bench_vm "$OUT" "$timeout" bench-splice.md \
 	env BENCH_QUICK="${BENCH_QUICK:-0}" BENCH_PARTS="${BENCH_PARTS:-read default write order}" \
+	BENCH_RSIZES="${BENCH_RSIZES:-}" BENCH_READ_QDS="${BENCH_READ_QDS:-1 8}" \
 	BENCH_RUNS="${BENCH_RUNS:-3}" BENCH_QUIET_LOAD="${BENCH_QUIET_LOAD:-3}" \
 	selftests/bench/in-vm-splice.sh
 cat "$OUT/bench-splice.md"
