@@ -12,7 +12,7 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-#include "cidr.h"
+#include "words.h"
 
 /*
  * The test's model of the kernel's LPM trie match: whether @key covers
@@ -87,7 +87,7 @@ static void mapped(const char *addr6, unsigned char out[16])
 
 static void test_accepted(void **state)
 {
-	char buf[CIDR_STRLEN], err[CIDR_ERRLEN];
+	char buf[CIDR_STRLEN], err[WORDS_ERRLEN];
 	struct smb_prefix_key key;
 	unsigned char want[16];
 	size_t i;
@@ -112,7 +112,7 @@ static void test_accepted(void **state)
 static void test_rejected(void **state)
 {
 	struct smb_prefix_key key, untouched;
-	char err[CIDR_ERRLEN];
+	char err[WORDS_ERRLEN];
 	size_t i;
 
 	(void)state;
@@ -135,7 +135,7 @@ static void test_rejected(void **state)
 static void test_host_bits_message(void **state)
 {
 	struct smb_prefix_key key;
-	char err[CIDR_ERRLEN];
+	char err[WORDS_ERRLEN];
 
 	(void)state;
 	assert_int_not_equal(cidr_parse("10.1.2.3/8", &key, err, sizeof(err)),
@@ -150,7 +150,7 @@ static void test_host_bits_message(void **state)
 static void test_no_wrap(void **state)
 {
 	struct smb_prefix_key key;
-	char err[CIDR_ERRLEN];
+	char err[WORDS_ERRLEN];
 
 	(void)state;
 	assert_int_not_equal(cidr_parse("1.2.3.4/4294967328", &key, err,

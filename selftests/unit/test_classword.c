@@ -15,7 +15,7 @@
 
 #include <linux/ksmbd_sched.h>
 
-#include "classword.h"
+#include "words.h"
 
 static void test_parse_uint(void **state)
 {
@@ -96,7 +96,7 @@ static void test_encode_decode(void **state)
 
 static void test_spec_ok(void **state)
 {
-	char err[CLASSWORD_ERRLEN];
+	char err[WORDS_ERRLEN];
 	struct class_spec s;
 
 	(void)state;
@@ -123,7 +123,7 @@ static void test_spec_ok(void **state)
 static void test_spec_bad(void **state)
 {
 	struct class_spec s, untouched;
-	char err[CLASSWORD_ERRLEN];
+	char err[WORDS_ERRLEN];
 
 	(void)state;
 	memset(&untouched, 0x5a, sizeof(untouched));

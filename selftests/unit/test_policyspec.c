@@ -14,7 +14,7 @@
 
 #include <linux/ksmbd_sched.h>
 
-#include "policyspec.h"
+#include "words.h"
 
 #define ARGS(...)	((char *[]){ __VA_ARGS__, NULL })
 #define NARGS(...)	(int)(sizeof((char *[]){ __VA_ARGS__ }) / sizeof(char *))
@@ -95,7 +95,7 @@ static void test_bytes_format(void **state)
 
 static void test_args_good(void **state)
 {
-	char err[POLICYSPEC_ERRLEN];
+	char err[WORDS_ERRLEN];
 	struct policy_args pa;
 	struct smb_policy p;
 
@@ -126,7 +126,7 @@ static void test_args_good(void **state)
 
 static void test_args_bad(void **state)
 {
-	char err[POLICYSPEC_ERRLEN];
+	char err[WORDS_ERRLEN];
 	struct policy_args pa = { .id = 99 };
 
 	(void)state;
@@ -157,7 +157,7 @@ static void test_max_inflight(void **state)
 		"", "-1", "+1", "01", "4097", "1x", " 1", "0x10", "4096 ",
 		"99999999999999999999999",
 	};
-	char err[POLICYSPEC_ERRLEN];
+	char err[WORDS_ERRLEN];
 	uint32_t v = 77;
 	size_t i;
 

@@ -14,7 +14,6 @@
 #include <bpf/libbpf.h>
 
 #include "main.h"
-#include "policyspec.h"
 #include "smb_classify.h"
 #include "smb_classify.skel.h"
 
@@ -548,7 +547,7 @@ static void print_result(const char *what, const struct ns_ctx *ns,
 static int load_cmd(int argc, char **argv, enum attach_mode mode)
 {
 	const char *cmd = mode == ATTACH_REPLACE ? "replace" : "load";
-	char note[160] = "", msg[POLICYSPEC_ERRLEN];
+	char note[160] = "", msg[WORDS_ERRLEN];
 	struct attach_req req = { .mode = mode, .note = note,
 				  .notelen = sizeof(note) };
 	const char *path = NULL;

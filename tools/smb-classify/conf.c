@@ -30,10 +30,8 @@
 
 #include <linux/ksmbd_sched.h>
 
-#include "cidr.h"
-#include "classword.h"
 #include "conf.h"
-#include "policyspec.h"
+#include "words.h"
 
 /* A prefix line, kept until the whole file is read. */
 struct pending {
@@ -158,7 +156,7 @@ static int section_header(struct parser *ps, char *s)
 
 static int prefix_line(struct parser *ps, char *v)
 {
-	char msg[CIDR_ERRLEN], *words[8], *save = NULL, *w;
+	char msg[WORDS_ERRLEN], *words[8], *save = NULL, *w;
 	struct pending *p;
 	int n = 1;
 
@@ -190,7 +188,7 @@ static int prefix_line(struct parser *ps, char *v)
 static int class_field(struct parser *ps, const char *key, char *v)
 {
 	struct section *sec = &ps->sections[ps->nsections - 1];
-	char msg[POLICYSPEC_ERRLEN];
+	char msg[WORDS_ERRLEN];
 	unsigned long w;
 	bool b;
 
@@ -235,7 +233,7 @@ static int class_field(struct parser *ps, const char *key, char *v)
 static int line_parse(struct parser *ps, char *s, bool *max_given,
 		      uint32_t *max)
 {
-	char key[32], msg[POLICYSPEC_ERRLEN], *eq;
+	char key[32], msg[WORDS_ERRLEN], *eq;
 
 	s = trim(s);
 	if (!*s || *s == '#' || *s == ';')

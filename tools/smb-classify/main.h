@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "classword.h"
+#include "words.h"
 #include "conf.h"
 #include "json_writer.h"
 #include "text.h"

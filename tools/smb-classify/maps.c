@@ -13,7 +13,6 @@
 
 #include <bpf/bpf.h>
 
-#include "cidr.h"
 #include "main.h"
 #include "smb_classify.h"
 

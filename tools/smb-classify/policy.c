@@ -17,9 +17,7 @@
 
 #include <bpf/bpf.h>
 
-#include "classword.h"
 #include "main.h"
-#include "policyspec.h"
 #include "smb_classify.h"
 
 /* The thresholds of a policy; "off" is null. */
@@ -34,7 +32,7 @@ static void json_policy(const struct smb_policy *p)
 /** policy_set() - "policy set ...", see smb-classify(8) */
 int policy_set(int argc, char **argv)
 {
-	char msg[POLICYSPEC_ERRLEN], words[48];
+	char msg[WORDS_ERRLEN], words[48];
 	struct smb_policy p = policy_defaults;
 	struct policy_args pa;
 	int map_fd = -1, err;
@@ -80,7 +78,7 @@ out:
 /** policy_del() - "policy del ...", see smb-classify(8) */
 int policy_del(int argc, char **argv)
 {
-	char msg[CLASSWORD_ERRLEN], what[40], done[80];
+	char msg[WORDS_ERRLEN], what[40], done[80];
 	__u32 key;
 	int err;
 

@@ -14,12 +14,11 @@
 
 #include <bpf/bpf.h>
 
-#include "cidr.h"
 #include "main.h"
 
 static int parse_cidr_arg(const char *s, struct smb_prefix_key *key)
 {
-	char err[CIDR_ERRLEN];
+	char err[WORDS_ERRLEN];
 
 	if (cidr_parse(s, key, err, sizeof(err))) {
 		p_err("%s", err);
@@ -44,7 +43,7 @@ static void json_prefix(const struct conf_prefix *e, const char *cidr)
 /** prefix_add() - "prefix add ...", see smb-classify(8) */
 int prefix_add(int argc, char **argv)
 {
-	char msg[CLASSWORD_ERRLEN], cidr[CIDR_STRLEN];
+	char msg[WORDS_ERRLEN], cidr[CIDR_STRLEN];
 	struct conf_prefix e;
 	struct class_spec spec;
 	int map_fd = -1, err;

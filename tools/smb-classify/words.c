@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * words.c - the words of smb-classify's commands and ksmbd-sched.conf:
+ * numbers, CIDR prefixes, class words, policy thresholds, max-inflight
+ *
+ * Numbers are strict decimals: no sign, spaces or leading zeros.  A CIDR
+ * is ADDR/LEN, ADDR an IPv4 dotted quad (four decimal octets without
+ * leading zeros) or an IPv6 address as inet_pton(3) reads it, LEN a
+ * decimal 0..32 or 0..128.  Everything else is rejected rather than
+ * guessed at: no bare address (write /32 or /128 for one host), no
+ * classful or hex IPv4 forms, no zone index, no host bits set after the
+ * prefix (the error names the network address).  An IPv4 prefix
+ * a.b.c.d/N is stored IPv4-mapped as ::ffff:a.b.c.d/(96 + N), the form in
+ * which the kernel passes IPv4 peers.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/ksmbd_sched.h>
+
+#include "text.h"
+#include "words.h"
+
+/**
+ * parse_uint() - strict decimal number
+ * @s:   text; only the digits 0-9, no sign, no spaces, no leading zero
+ *       (so "010" is never read as 8 or as 10).
+ * @max: largest value accepted.
+ * @out: value, set only on success.
+ *
+ * Return: 0; -EINVAL for anything but a plain decimal; -ERANGE above @max.
+ */
+int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	unsigned long val;
+	char *end;
+
+	/* strtoul() also takes spaces, signs and "0x": only digits get there. */
+	if (!s || *s < '0' || *s > '9' || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	errno = 0;
+	val = strtoul(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || val > max)
+		return -ERANGE;
+	*out = val;
+	return 0;
+}
+
+/**
+ * class_word_encode() - class word for a class spec
+ * @spec: id 0..65535, weight 1..255, per_peer; out-of-range fields are
+ *        the caller's bug (class_spec_parse() checks them).
+ *
+ * Return: KSMBD_SCHED_CLASS(id, weight, per_peer).
+ */
+uint32_t class_word_encode(const struct class_spec *spec)
+{
+	return KSMBD_SCHED_CLASS(spec->id, spec->weight, spec->per_peer);
+}
+
+/**
+ * class_word_decode() - class spec of a class word
+ * @word: class word; reserved bits 24-30 are ignored, as by the kernel.
+ * @spec: output; a weight field of 0 decodes as 1, its meaning.
+ */
+void class_word_decode(uint32_t word, struct class_spec *spec)
+{
+	spec->id = KSMBD_SCHED_CLASS_ID_OF(word);
+	spec->weight = KSMBD_SCHED_CLASS_WEIGHT_OF(word);
+	if (!spec->weight)
+		spec->weight = 1;
+	spec->per_peer = !!(word & KSMBD_SCHED_CLASS_PER_PEER);
+}
+
+/**
+ * parse_error() - format a parser's error message into @err
+ * @err:    buffer, or NULL
+ * @errlen: its size
+ * @fmt:    printf format; the message may quote user input
+ *
+ * Control characters are replaced by '?', so the message stays one line.
+ *
+ * Return: -EINVAL, for the parser to return.
+ */
+int parse_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+		/* The message quotes user input: keep it one line. */
+		text_sanitize(err);
+	}
+	return -EINVAL;
+}
+
+/**
+ * word_abbrev() - @word is a non-empty abbreviation of keyword @of
+ * @word: what the user wrote
+ * @of:   the keyword
+ *
+ * Command words may be abbreviated, as in bpftool and ip.
+ */
+bool word_abbrev(const char *word, const char *of)
+{
+	size_t n = strlen(word);
+
+	return n && !strncmp(word, of, n);
+}
+
+/**
+ * parse_class_id() - a CLASS word: a strict decimal 0-65535
+ * @s:      the word (NULL: missing).
+ * @id:     output, set only on success.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int parse_class_id(const char *s, unsigned int *id, char *err, size_t errlen)
+{
+	unsigned long v;
+	int r;
+
+	if (!s)
+		return parse_error(err, errlen, "missing CLASS");
+	r = parse_uint(s, CLASS_ID_MAX, &v);
+	if (r)
+		return parse_error(err, errlen, "class '%.40s': %s", s,
+				   r == -ERANGE ? "above 65535" :
+				   "must be a decimal 0-65535");
+	*id = v;
+	return 0;
+}
+
+/**
+ * class_spec_parse() - parse "CLASS [weight W] [per-peer]"
+ * @argc:   number of words in @argv.
+ * @argv:   the words; "weight" and "per-peer" may be abbreviated and come
+ *          in either order, each at most once.
+ * @spec:   output, set only on success; weight defaults to 1.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err (WORDS_ERRLEN is enough).
+ *
+ * Return: 0 or -EINVAL.
+ */
+int class_spec_parse(int argc, char **argv, struct class_spec *spec,
+		     char *err, size_t errlen)
+{
+	struct class_spec s = { .weight = 1 };
+	bool have_weight = false;
+	unsigned long v;
+	int i, r;
+
+	if (parse_class_id(argc > 0 ? argv[0] : NULL, &s.id, err, errlen))
+		return -EINVAL;
+
+	for (i = 1; i < argc; i++) {
+		if (word_abbrev(argv[i], "weight")) {
+			if (have_weight)
+				return parse_error(err, errlen,
+						"weight given twice");
+			if (++i >= argc)
+				return parse_error(err, errlen,
+						"weight: missing value");
+			r = parse_uint(argv[i], CLASS_WEIGHT_MAX, &v);
+			if (r || v < CLASS_WEIGHT_MIN)
+				return parse_error(err, errlen,
+						"weight '%.40s': must be a decimal 1-255",
+						argv[i]);
+			s.weight = v;
+			have_weight = true;
+		} else if (word_abbrev(argv[i], "per-peer")) {
+			if (s.per_peer)
+				return parse_error(err, errlen,
+						"per-peer given twice");
+			s.per_peer = true;
+		} else {
+			return parse_error(err, errlen,
+					"'%.40s': expected 'weight W' or 'per-peer'",
+					argv[i]);
+		}
+	}
+	*spec = s;
+	return 0;
+}
+
+static const unsigned char v4mapped_prefix[12] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+};
+
+/**
+ * cidr_parse() - parse a CIDR prefix into an LPM trie key
+ * @s:      text, e.g. "10.0.0.0/8" or "2001:db8::/32"; NULL is rejected.
+ * @key:    filled only on success.
+ * @err:    on failure, a one-line message naming @s; may be NULL.
+ * @errlen: size of @err (WORDS_ERRLEN is enough).
+ *
+ * See the top of this file for what is accepted.
+ *
+ * Return: 0, or -EINVAL with @key untouched.
+ */
+int cidr_parse(const char *s, struct smb_prefix_key *key,
+	       char *err, size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN], net[INET6_ADDRSTRLEN];
+	unsigned char a[SMB_ADDR_LEN] = {};
+	unsigned int len, max, bit, off;
+	unsigned long ulen;
+	const char *slash;
+	bool v6, host_bits = false;
+	size_t alen;
+
+	if (!s || !*s)
+		return parse_error(err, errlen, "empty prefix");
+	slash = strchr(s, '/');
+	if (!slash)
+		return parse_error(err, errlen,
+				"'%.60s': missing prefix length (one host is /32 or /128)",
+				s);
+	alen = slash - s;
+	if (alen == 0)
+		return parse_error(err, errlen, "'%.60s': missing address", s);
+	if (alen >= sizeof(addr))
+		return parse_error(err, errlen, "'%.60s': address too long", s);
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+
+	v6 = strchr(addr, ':') != NULL;
+	if (v6) {
+		if (inet_pton(AF_INET6, addr, a) != 1)
+			return parse_error(err, errlen,
+					"'%.60s': not an IPv6 address", addr);
+		max = 128;
+		off = 0;
+	} else {
+		/* glibc's inet_pton() takes exactly four decimal octets. */
+		if (inet_pton(AF_INET, addr, a + 12) != 1)
+			return parse_error(err, errlen,
+					"'%.60s': not an IPv4 address (four decimal octets 0-255, no leading zeros)",
+					addr);
+		memcpy(a, v4mapped_prefix, sizeof(v4mapped_prefix));
+		max = 32;
+		off = SMB_V4MAPPED_PREFIXLEN;
+	}
+
+	switch (parse_uint(slash + 1, max, &ulen)) {
+	case 0:
+		len = ulen;
+		break;
+	case -ERANGE:
+		return parse_error(err, errlen,
+				"'%.60s': prefix length above %u", s, max);
+	default:
+		return parse_error(err, errlen,
+				"'%.60s': prefix length must be a decimal 0-%u",
+				s, max);
+	}
+
+	len += off;
+	for (bit = len; bit < SMB_ADDR_LEN * 8; bit++) {
+		unsigned char m = 0x80 >> (bit % 8);
+
+		if (a[bit / 8] & m) {
+			host_bits = true;
+			a[bit / 8] &= ~m;
+		}
+	}
+	if (host_bits) {
+		inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? a : a + 12,
+			  net, sizeof(net));
+		return parse_error(err, errlen,
+				"'%.60s': host bits set; the network is %s/%u",
+				s, net, len - off);
+	}
+
+	key->prefixlen = len;
+	memcpy(key->addr, a, sizeof(key->addr));
+	return 0;
+}
+
+/**
+ * cidr_is_v4() - whether a key is an IPv4 prefix
+ * @key: a key as cidr_parse() builds it.
+ *
+ * Return: true when @key lies within ::ffff:0:0/96, i.e. is shown as IPv4.
+ */
+static bool cidr_is_v4(const struct smb_prefix_key *key)
+{
+	return key->prefixlen >= SMB_V4MAPPED_PREFIXLEN &&
+	       key->prefixlen <= SMB_ADDR_LEN * 8 &&
+	       !memcmp(key->addr, v4mapped_prefix, sizeof(v4mapped_prefix));
+}
+
+/**
+ * cidr_format() - format a key as text in the family the user wrote
+ * @key: key; IPv4-mapped keys of length >= 96 print as a.b.c.d/(len - 96).
+ * @buf: output.
+ * @len: size of @buf; CIDR_STRLEN is enough.
+ *
+ * Return: 0, or -EINVAL for a prefix length above 128 or too small a buffer.
+ */
+int cidr_format(const struct smb_prefix_key *key, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+	bool v4 = cidr_is_v4(key);
+	int n;
+
+	if (key->prefixlen > SMB_ADDR_LEN * 8)
+		return -EINVAL;
+	if (!inet_ntop(v4 ? AF_INET : AF_INET6,
+		       v4 ? key->addr + 12 : key->addr, addr, sizeof(addr)))
+		return -EINVAL;
+	n = snprintf(buf, len, "%s/%u", addr,
+		     key->prefixlen - (v4 ? SMB_V4MAPPED_PREFIXLEN : 0));
+	if (n < 0 || (size_t)n >= len)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * cidr_cmp() - order of "prefix list": IPv4 first, then address, then length
+ * @a: a key.
+ * @b: another key.
+ *
+ * Return: <0, 0 or >0 like strcmp().
+ */
+int cidr_cmp(const struct smb_prefix_key *a, const struct smb_prefix_key *b)
+{
+	bool a4 = cidr_is_v4(a), b4 = cidr_is_v4(b);
+	int r;
+
+	if (a4 != b4)
+		return a4 ? -1 : 1;
+	r = memcmp(a->addr, b->addr, sizeof(a->addr));
+	if (r)
+		return r;
+	return (a->prefixlen > b->prefixlen) - (a->prefixlen < b->prefixlen);
+}
+
+/*
+ * The policy of a class without an entry (smb_classify.h): what "policy
+ * set" starts from and a [class ID] section of ksmbd-sched.conf as well.
+ */
+const struct smb_policy policy_defaults = {
+	.splice_min = SMB_POLICY_SPLICE_MIN_DEFAULT,
+	.unbound_min = SMB_POLICY_UNBOUND_MIN_DEFAULT,
+};
+
+/**
+ * parse_policy_bytes() - a threshold of "policy set"
+ * @s:   "off", or a strict decimal (as parse_uint(): no sign, spaces or
+ *       leading zeros) optionally followed by one suffix K (KiB, 1024) or
+ *       M (MiB, 1048576), upper or lower case: "65536", "64K", "1M", "0".
+ * @out: bytes, or SMB_POLICY_OFF for "off"; set only on success.
+ *
+ * Return: 0; -EINVAL for bad syntax; -ERANGE above POLICY_BYTES_MAX.
+ */
+int parse_policy_bytes(const char *s, uint32_t *out)
+{
+	char num[24];
+	unsigned long v, mul = 1;
+	size_t n;
+	int r;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "off")) {
+		*out = SMB_POLICY_OFF;
+		return 0;
+	}
+	n = strlen(s);
+	if (n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n + 1);
+	if (strchr("kKmM", num[n - 1])) {
+		mul = tolower(num[n - 1]) == 'k' ? 1024 : 1024 * 1024;
+		num[n - 1] = '\0';
+	}
+	r = parse_uint(num, POLICY_BYTES_MAX / mul, &v);
+	if (r)
+		return r;
+	*out = v * mul;
+	return 0;
+}
+
+/**
+ * format_policy_words() - a policy as the words "policy set" takes
+ * @p:   the policy.
+ * @buf: output: "splice-min 64K unbound-min off"; 48 bytes are enough.
+ * @len: size of @buf.
+ */
+void format_policy_words(const struct smb_policy *p, char *buf, size_t len)
+{
+	char sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
+
+	format_policy_bytes(p->splice_min, sp, sizeof(sp));
+	format_policy_bytes(p->unbound_min, ub, sizeof(ub));
+	snprintf(buf, len, "splice-min %s unbound-min %s", sp, ub);
+}
+
+/**
+ * format_policy_bytes() - a threshold as "policy show" prints it
+ * @v:   bytes or SMB_POLICY_OFF.
+ * @buf: output, POLICY_BYTES_STRLEN bytes are enough.
+ * @len: size of @buf.
+ *
+ * "off", "1M" or "64K" when exact, else decimal bytes; what
+ * parse_policy_bytes() reads back as the same value.
+ */
+void format_policy_bytes(uint32_t v, char *buf, size_t len)
+{
+	if (v == SMB_POLICY_OFF)
+		snprintf(buf, len, "off");
+	else if (v && !(v % (1024 * 1024)))
+		snprintf(buf, len, "%uM", v / (1024 * 1024));
+	else if (v && !(v % 1024))
+		snprintf(buf, len, "%uK", v / 1024);
+	else
+		snprintf(buf, len, "%u", v);
+}
+
+static int bytes_arg(const char *kw, const char *val, uint32_t *out,
+		     char *err, size_t errlen)
+{
+	int r;
+
+	if (!val)
+		return parse_error(err, errlen, "%s: missing value", kw);
+	r = parse_policy_bytes(val, out);
+	if (r == -ERANGE)
+		return parse_error(err, errlen, "%s '%.40s': above 16 MiB (16M)",
+			      kw, val);
+	if (r)
+		return parse_error(err, errlen,
+			      "%s '%.40s': must be 'off' or decimal bytes 0-16777216, optionally with K or M (64K, 1M)",
+			      kw, val);
+	return 0;
+}
+
+/**
+ * policy_args_parse() - parse "CLASS [splice-min N|off] [unbound-min N|off]"
+ * @argc:   number of words in @argv.
+ * @argv:   the words; keywords may be abbreviated and come in either
+ *          order, each at most once, at least one of them.
+ * @pa:     output, set only on success.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err (WORDS_ERRLEN is enough).
+ *
+ * Return: 0 or -EINVAL.
+ */
+int policy_args_parse(int argc, char **argv, struct policy_args *pa,
+		      char *err, size_t errlen)
+{
+	static const char *const kw[] = { "splice-min", "unbound-min" };
+	struct policy_args a = { 0 };
+	bool *has[] = { &a.has_splice_min, &a.has_unbound_min };
+	uint32_t *val[] = { &a.splice_min, &a.unbound_min };
+	int i, k;
+
+	if (parse_class_id(argc > 0 ? argv[0] : NULL, &a.id, err, errlen))
+		return -EINVAL;
+	for (i = 1; i < argc; i += 2) {
+		for (k = 0; k < 2 && !word_abbrev(argv[i], kw[k]); k++)
+			;
+		if (k == 2)
+			return parse_error(err, errlen,
+					   "'%.40s': expected 'splice-min N|off' or 'unbound-min N|off'",
+					   argv[i]);
+		if (*has[k])
+			return parse_error(err, errlen, "%s given twice", kw[k]);
+		if (bytes_arg(kw[k], i + 1 < argc ? argv[i + 1] : NULL, val[k],
+			      err, errlen))
+			return -EINVAL;
+		*has[k] = true;
+	}
+	if (!a.has_splice_min && !a.has_unbound_min)
+		return parse_error(err, errlen,
+				   "missing 'splice-min N|off' or 'unbound-min N|off'");
+	*pa = a;
+	return 0;
+}
+
+/**
+ * policy_apply() - merge "policy set" arguments into an entry
+ * @pa: parsed arguments.
+ * @p:  the class's current entry (or the defaults when it has none);
+ *      the thresholds given in @pa replace its values, the others stay.
+ */
+void policy_apply(const struct policy_args *pa, struct smb_policy *p)
+{
+	if (pa->has_splice_min)
+		p->splice_min = pa->splice_min;
+	if (pa->has_unbound_min)
+		p->unbound_min = pa->unbound_min;
+}
+
+/**
+ * parse_max_inflight() - value of "max-inflight N"
+ * @s:      strict decimal 0..KSMBD_SCHED_MAX_INFLIGHT_LIMIT (0: the
+ *          kernel's default).
+ * @out:    set only on success.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int parse_max_inflight(const char *s, uint32_t *out, char *err,
+		       size_t errlen)
+{
+	unsigned long v;
+
+	if (!s)
+		return parse_error(err, errlen, "max-inflight: missing value");
+	if (parse_uint(s, KSMBD_SCHED_MAX_INFLIGHT_LIMIT, &v))
+		return parse_error(err, errlen,
+			      "max-inflight '%.40s': must be a decimal 0-%u (0: kernel default)",
+			      s, KSMBD_SCHED_MAX_INFLIGHT_LIMIT);
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * words.h - the words of smb-classify's commands and ksmbd-sched.conf:
+ * numbers, CIDR prefixes, class words, policy thresholds, max-inflight
+ *
+ * Pure functions, no libbpf: the unit tests link words.o directly.
+ */
+#ifndef SMB_CLASSIFY_WORDS_H
+#define SMB_CLASSIFY_WORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smb_classify.h"
+
+#define CLASS_ID_MAX		65535
+#define CLASS_WEIGHT_MIN	1
+#define CLASS_WEIGHT_MAX	255
+
+/* Largest threshold of "policy set": 16 MiB. */
+#define POLICY_BYTES_MAX	(16U << 20)
+
+/* Longest CIDR text: a full IPv6 address with an IPv4 tail, "/128", NUL. */
+#define CIDR_STRLEN		(46 + 4 + 1)
+
+/* Room for a formatted threshold: "16777216" or "off", NUL. */
+#define POLICY_BYTES_STRLEN	16
+
+/* Room for an error message of the parsers here, including the input. */
+#define WORDS_ERRLEN		160
+
+/**
+ * struct class_spec - a decoded class word
+ * @id:       class id, 0 (anonymous) .. 65535.
+ * @weight:   turns per round, 1..255 (a stored weight of 0 decodes as 1).
+ * @per_peer: each peer address is its own client within the class.
+ */
+struct class_spec {
+	unsigned int id;
+	unsigned int weight;
+	bool per_peer;
+};
+
+/**
+ * struct policy_args - the words of "policy set CLASS ..."
+ * @id:              class id, 0..65535.
+ * @has_splice_min:  splice-min was given.
+ * @splice_min:      its value in bytes, or SMB_POLICY_OFF.
+ * @has_unbound_min: unbound-min was given.
+ * @unbound_min:     its value in bytes, or SMB_POLICY_OFF.
+ */
+struct policy_args {
+	unsigned int id;
+	bool has_splice_min;
+	uint32_t splice_min;
+	bool has_unbound_min;
+	uint32_t unbound_min;
+};
+
+extern const struct smb_policy policy_defaults;
+
+int parse_error(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+bool word_abbrev(const char *word, const char *of);
+int parse_uint(const char *s, unsigned long max, unsigned long *out);
+
+int cidr_parse(const char *s, struct smb_prefix_key *key,
+	       char *err, size_t errlen);
+int cidr_format(const struct smb_prefix_key *key, char *buf, size_t len);
+int cidr_cmp(const struct smb_prefix_key *a, const struct smb_prefix_key *b);
+
+int parse_class_id(const char *s, unsigned int *id, char *err, size_t errlen);
+uint32_t class_word_encode(const struct class_spec *spec);
+void class_word_decode(uint32_t word, struct class_spec *spec);
+int class_spec_parse(int argc, char **argv, struct class_spec *spec,
+		     char *err, size_t errlen);
+
+int parse_policy_bytes(const char *s, uint32_t *out);
+void format_policy_bytes(uint32_t v, char *buf, size_t len);
+void format_policy_words(const struct smb_policy *p, char *buf, size_t len);
+int policy_args_parse(int argc, char **argv, struct policy_args *pa,
+		      char *err, size_t errlen);
+void policy_apply(const struct policy_args *pa, struct smb_policy *p);
+int parse_max_inflight(const char *s, uint32_t *out, char *err,
+		       size_t errlen);
+
+#endif /* SMB_CLASSIFY_WORDS_H */
