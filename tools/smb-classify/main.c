@@ -143,38 +143,28 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 }
 
 /**
- * struct cmd - one word of a command level, as bpftool's
- * @name: the word; a non-empty prefix of it selects it, the first row
- *        of the table that it abbreviates wins.
- * @func: runs the rest of the words.
- * @sub:  or, instead, the table of the next level ("prefix add").
- * @help: the command's line of the grammar after the words of the levels
- *        above ("add CIDR CLASS ..."); NULL for an alias, not listed.
+ * struct cmd - one command word, as bpftool's
+ * @level: the words before it: "" at the top, or "prefix", "policy".
+ * @name:  the word; a non-empty prefix of it selects it, the first row
+ *         of its level that it abbreviates wins.
+ * @func:  runs the rest of the words; NULL: they are of level @name.
+ * @help:  the command's line of the grammar after @level ("add CIDR
+ *         CLASS ..."); NULL for an alias or a level, not listed.
  */
 struct cmd {
-	const char *name;
+	const char *level, *name;
 	int (*func)(int argc, char **argv);
-	const struct cmd *sub;
 	const char *help;
 };
 
-/* The grammar lines of @cmds and the levels below, after @level. */
-static void usage_lines(const struct cmd *cmds, const char *level)
-{
-	for (; cmds->name; cmds++) {
-		if (cmds->sub)
-			usage_lines(cmds->sub, cmds->name);
-		else if (cmds->help)
-			printf("       smb-classify %s%s%s\n", level,
-			       *level ? " " : "", cmds->help);
-	}
-}
-
-/* The grammar of @cmds, a level ("prefix help") or the top. */
+/* The grammar of one level of @cmds ("prefix"), or of all (""). */
 static void usage(const struct cmd *cmds, const char *level)
 {
 	printf("Usage: smb-classify [OPTIONS] COMMAND\n");
-	usage_lines(cmds, level);
+	for (; cmds->name; cmds++)
+		if (cmds->help && (!*level || !strcmp(cmds->level, level)))
+			printf("       smb-classify %s%s%s\n", cmds->level,
+			       *cmds->level ? " " : "", cmds->help);
 	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -c|--count COUNT |\n"
 	       "             -o|--output FORMAT | --dry-run | -d|--debug | -V|--version |\n"
 	       "             -h|--help }\n"
@@ -186,7 +176,7 @@ static void usage(const struct cmd *cmds, const char *level)
 
 /**
  * cmd_select() - run the command of @cmds that argv[0] abbreviates
- * @cmds:  table ending with a { NULL } row.
+ * @cmds:  the table, ending with a { NULL } row.
  * @level: the words so far ("" at the top), for messages and help.
  * @argc:  words left.
  * @argv:  the words.
@@ -199,23 +189,24 @@ static int cmd_select(const struct cmd *cmds, const char *level, int argc,
 		      char **argv)
 {
 	char names[160] = "";
-	size_t i, off = 0;
+	const struct cmd *c;
+	size_t off = 0;
 
 	if (argc > 0 && word_abbrev(argv[0], "help") && *level) {
 		usage(cmds, level);
 		return 0;
 	}
-	for (i = 0; argc > 0 && cmds[i].name; i++) {
-		if (!word_abbrev(argv[0], cmds[i].name))
+	for (c = cmds; argc > 0 && c->name; c++) {
+		if (strcmp(c->level, level) || !word_abbrev(argv[0], c->name))
 			continue;
-		if (cmds[i].sub)
-			return cmd_select(cmds[i].sub, cmds[i].name, argc - 1,
-					  argv + 1);
-		return cmds[i].func(argc - 1, argv + 1);
+		if (!c->func)
+			return cmd_select(cmds, c->name, argc - 1, argv + 1);
+		return c->func(argc - 1, argv + 1);
 	}
-	for (i = 0; cmds[i].name && off < sizeof(names); i++)
-		off += snprintf(names + off, sizeof(names) - off, "%s%s",
-				i ? ", " : "", cmds[i].name);
+	for (c = cmds; c->name && off < sizeof(names); c++)
+		if (!strcmp(c->level, level))
+			off += snprintf(names + off, sizeof(names) - off,
+					"%s%s", off ? ", " : "", c->name);
 	if (argc < 1)
 		p_err("%s%smissing command (%s)", level, *level ? ": " : "",
 		      names);
@@ -261,38 +252,27 @@ int one_arg(const char *cmd, const char *what, int argc, char **argv)
 static int do_help(int argc, char **argv);
 
 /* Every command, in the order of the grammar (smb-classify(8)). */
-static const struct cmd prefix_cmds[] = {
-	{ "add",	prefix_add, NULL,
-	  "add CIDR CLASS [weight W] [per-peer]" },
-	{ "delete",	prefix_del, NULL, "del CIDR" },
-	{ "list",	prefix_list, NULL, "list" },
-	{ "show",	prefix_list },
-	{ NULL }
-};
-
-static const struct cmd policy_cmds[] = {
-	{ "set",	policy_set, NULL,
-	  "set CLASS [splice-min N|off] [unbound-min N|off]" },
-	{ "delete",	policy_del, NULL, "del CLASS" },
-	{ "show",	policy_show, NULL, "show" },
-	{ "list",	policy_show },
-	{ NULL }
-};
-
 static const struct cmd cmds[] = {
-	{ "load",	do_load, NULL, "load [OBJ] [max-inflight N]" },
-	{ "replace",	do_replace, NULL, "replace [OBJ] [max-inflight N]" },
-	{ "unload",	do_unload, NULL, "unload" },
-	{ "status",	do_status, NULL,
-	  "status [-o text|json|openmetrics|kernel]" },
-	{ "clients",	do_clients, NULL, "clients" },
-	{ "prefix",	NULL, prefix_cmds },
-	{ "policy",	NULL, policy_cmds },
-	{ "apply",	do_apply, NULL, "apply [FILE] [--dry-run]" },
-	{ "dump",	do_dump, NULL, "dump" },
-	{ "trace",	do_trace, NULL,
-	  "trace [-c COUNT] [EVENT...] [filter EXPR]" },
-	{ "help",	do_help, NULL, "help" },
+	{ "", "load", do_load, "load [OBJ] [max-inflight N]" },
+	{ "", "replace", do_replace, "replace [OBJ] [max-inflight N]" },
+	{ "", "unload", do_unload, "unload" },
+	{ "", "status", do_status, "status [-o text|json|openmetrics|kernel]" },
+	{ "", "clients", do_clients, "clients" },
+	{ "", "prefix" },
+	{ "prefix", "add", prefix_add, "add CIDR CLASS [weight W] [per-peer]" },
+	{ "prefix", "delete", prefix_del, "del CIDR" },
+	{ "prefix", "list", prefix_list, "list" },
+	{ "prefix", "show", prefix_list },
+	{ "", "policy" },
+	{ "policy", "set", policy_set,
+	  "set CLASS [splice-min N|off] [unbound-min N|off]" },
+	{ "policy", "delete", policy_del, "del CLASS" },
+	{ "policy", "show", policy_show, "show" },
+	{ "policy", "list", policy_show },
+	{ "", "apply", do_apply, "apply [FILE] [--dry-run]" },
+	{ "", "dump", do_dump, "dump" },
+	{ "", "trace", do_trace, "trace [-c COUNT] [EVENT...] [filter EXPR]" },
+	{ "", "help", do_help, "help" },
 	{ NULL }
 };
 
@@ -308,18 +288,24 @@ static int do_help(int argc, char **argv)
 /* Options that only one command takes: given to another, an error. */
 static int check_option_owner(const char *cmd)
 {
-	const char *opt = NULL, *owner = NULL;
+	const struct {
+		bool given;
+		const char *opt, *owner;
+	} owned[] = {
+		{ trace_count, "-c/--count", "trace" },
+		{ output_arg, "-o/--output", "status" },
+		{ dry_run, "--dry-run", "apply" },
+	};
+	unsigned int i;
 
-	if (trace_count && !word_abbrev(cmd, "trace"))
-		opt = "-c/--count", owner = "trace";
-	else if (output_arg && !word_abbrev(cmd, "status"))
-		opt = "-o/--output", owner = "status";
-	else if (dry_run && !word_abbrev(cmd, "apply"))
-		opt = "--dry-run", owner = "apply";
-	if (!opt)
-		return 0;
-	p_err("%s is an option of %s only", opt, owner);
-	return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(owned); i++) {
+		if (owned[i].given && !word_abbrev(cmd, owned[i].owner)) {
+			p_err("%s is an option of %s only", owned[i].opt,
+			      owned[i].owner);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static int parse_options(int argc, char **argv, bool *pretty)
@@ -344,11 +330,11 @@ static int parse_options(int argc, char **argv, bool *pretty)
 	while ((opt = getopt_long(argc, argv, ":jpn:c:o:dVh", opts,
 				  NULL)) != -1) {
 		switch (opt) {
+		case 'p':
+			*pretty = true;
+			/* fall through */
 		case 'j':
 			json_output = true;
-			break;
-		case 'p':
-			json_output = *pretty = true;
 			break;
 		case 'n':
 			netns_arg = optarg;
