@@ -16,8 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "text.h"
-#include "tracefmt.h"
+#include "format.h"
 
 /* python3: every line one JSON object, strict UTF-8, no duplicate keys. */
 #define STRICT_JSON \

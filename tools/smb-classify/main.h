@@ -9,11 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "words.h"
 #include "conf.h"
+#include "format.h"
 #include "json_writer.h"
-#include "text.h"
 #include "procnet.h"
+#include "words.h"
 
 #define SMB_CLASSIFY_VERSION	"0.2"
 

@@ -32,7 +32,7 @@
 #include "main.h"
 #include "smb_classify.h"
 
-/* Whether @name is usable as one path component (a netns name). */
+/* @name is usable as one path component (a netns name). */
 static bool valid_name(const char *name)
 {
 	return *name && strlen(name) < NAME_MAX && !strchr(name, '/') &&
@@ -260,12 +260,7 @@ int ns_lock(struct ns_ctx *ns, bool create)
 	return err;
 }
 
-/**
- * ns_make_dir() - create the pin directory of the netns if missing
- * @ns: from ns_resolve().
- *
- * Return: 0 or a negative errno, reported.
- */
+/** ns_make_dir() - create ns->dir if missing; 0 or -errno, reported */
 int ns_make_dir(const struct ns_ctx *ns)
 {
 	return mkdir_ok(ns->dir);
@@ -279,12 +274,7 @@ void ns_unlock(struct ns_ctx *ns)
 	ns->lock_fd = -1;
 }
 
-/**
- * ns_pin_path() - path of a pin of this netns
- * @ns:   from ns_resolve().
- * @name: PIN_LINK or a map's name (shared_maps[]).
- * @buf:  PATH_MAX bytes.
- */
+/** ns_pin_path() - ns->dir/@name (PIN_LINK, a map's) into PATH_MAX @buf */
 void ns_pin_path(const struct ns_ctx *ns, const char *name, char *buf)
 {
 	snprintf(buf, PATH_MAX, "%s/%s", ns->dir, name);
@@ -398,16 +388,7 @@ int ns_open(struct ns_ctx *ns, bool create)
 	return err == -ENOENT && !create ? 0 : err;
 }
 
-/**
- * ns_cmd() - a command without words, in the netns of -n
- * @cmd:       its name, for the message.
- * @argc:      words given (must be 0).
- * @argv:      the words.
- * @ns:        output, as ns_resolve().
- * @need_live: as ns_resolve().
- *
- * Return: 0 or a negative errno, reported.
- */
+/** ns_cmd() - no_args() of command @cmd, then ns_resolve(); 0 or -errno */
 int ns_cmd(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 	   bool need_live)
 {
@@ -416,14 +397,7 @@ int ns_cmd(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 	return err ? err : ns_resolve(ns, need_live);
 }
 
-/**
- * ns_done() - end a command on a pinned map: close it, drop the lock
- * @ns:     as locked by ns_open().
- * @map_fd: the map, or -1.
- * @err:    the command's result.
- *
- * Return: @err.
- */
+/** ns_done() - close @map_fd (if >= 0), ns_unlock(); return @err */
 int ns_done(struct ns_ctx *ns, int map_fd, int err)
 {
 	if (map_fd >= 0)

@@ -14,7 +14,6 @@
 #include <bpf/bpf.h>
 
 #include "main.h"
-#include "tracefmt.h"
 
 /**
  * struct status - what "status" shows

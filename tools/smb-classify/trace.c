@@ -40,7 +40,6 @@
 #include <traceevent/event-parse.h>
 
 #include "main.h"
-#include "tracefmt.h"
 
 #define INSTANCE_PREFIX		"smb-classify-"
 

@@ -23,7 +23,7 @@
 
 #include <linux/ksmbd_sched.h>
 
-#include "text.h"
+#include "format.h"
 #include "words.h"
 
 /**

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * tracefmt.h - a decoded ksmbd trace event as JSON or text, and durations
+ * format.h - what smb-classify prints: text made safe (one line, valid
+ * UTF-8), JSON members, a decoded ksmbd trace event, durations
  *
  * Pure functions, no libbpf or libtraceevent: the unit tests link
- * tracefmt.o directly.  trace.c fills struct trace_event from the binary
+ * format.o directly.  trace.c fills struct trace_event from the binary
  * record through libtraceevent; nothing here parses trace text.
  */
-#ifndef SMB_CLASSIFY_TRACEFMT_H
-#define SMB_CLASSIFY_TRACEFMT_H
+#ifndef SMB_CLASSIFY_FORMAT_H
+#define SMB_CLASSIFY_FORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,8 +59,12 @@ struct trace_event {
 	struct trace_field f[TRACE_MAX_FIELDS];
 };
 
+void text_sanitize(char *s);
+void json_text_field(json_writer_t *w, const char *key, const char *s);
+void json_uint_or_null(json_writer_t *w, const char *key, bool known,
+		       uint64_t v);
 void trace_format_json(const struct trace_event *ev, json_writer_t *w);
 void trace_format_text(const struct trace_event *ev, FILE *f);
 void trace_format_ns(unsigned long long ns, char *buf, size_t len);
 
-#endif /* SMB_CLASSIFY_TRACEFMT_H */
+#endif /* SMB_CLASSIFY_FORMAT_H */
