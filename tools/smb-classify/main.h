@@ -72,7 +72,7 @@ struct ns_ctx {
 	int lock_fd;
 };
 
-/* netns.c: the netns, its pin directory and the lock. */
+/* netns.c: the netns, its pin directory, the lock, its kernel state. */
 int ns_resolve(struct ns_ctx *ns, bool need_live);
 int ns_lock(struct ns_ctx *ns, bool create);
 void ns_unlock(struct ns_ctx *ns);
@@ -84,8 +84,6 @@ int ns_open(struct ns_ctx *ns, bool create);
 int ns_done(struct ns_ctx *ns, int map_fd, int err);
 int ns_cmd(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 	   bool need_live);
-
-/* maps.c: the pinned prefixes and policy maps. */
 int ksched_read(struct ksched_state *st);
 struct bpf_link_info;
 int link_open(struct ns_ctx *ns, struct bpf_link_info *info);
@@ -115,13 +113,9 @@ struct shared_map {
 enum { SHARED_PREFIXES, SHARED_POLICY, NSHARED };
 extern const struct shared_map shared_maps[NSHARED];
 
+/* maps.c: the pinned prefixes and policy maps. */
 int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd);
-int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd);
-int pinned_del(unsigned int map, const void *key, const char *what,
-	       const char *done, const char *field, const char *str,
-	       unsigned long num);
-int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
-		struct conf *c, unsigned int *pinned);
+int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
 
 /**
  * struct ops_info - what the kernel holds of an attached ksmbd_sched_ops

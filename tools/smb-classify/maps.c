@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * maps.c - the kernel state and the pinned maps of a netns: the link and
- * /proc/net/ksmbd_sched checked against each other, the prefixes and
- * policy maps opened, created, counted and read whole
+ * maps.c - the pinned prefixes and policy maps of a netns: opened,
+ * created and read whole, and their commands, "prefix add|del|list" and
+ * "policy set|del|show"
+ *
+ * The policy map (pinned as "policy" beside "prefixes") gives each class
+ * id two thresholds in bytes, read by classify_req() of the reference
+ * program: READs of at least splice-min may be sent spliced, READs and
+ * WRITEs of at least unbound-min run on the unbound workqueue.  A class
+ * without an entry uses the defaults of smb_classify.h.
+ *
+ * Every argument is parsed and checked before the first system call that
+ * could change anything, so a bad CIDR, class or threshold never leaves a
+ * half-made change (nor a bpffs mount or directory) behind.
  */
 #include <assert.h>
 #include <errno.h>
@@ -15,99 +25,6 @@
 
 #include "main.h"
 #include "smb_classify.h"
-
-/**
- * ksched_read() - read /proc/net/ksmbd_sched of the current netns
- * @st: output; unknown keys are ignored.  Its class lines are allocated:
- *      ksched_free() them (a failed read leaves nothing to free).
- *
- * Return: 0, or -ENOENT when the kernel lacks ksmbd BPF scheduling (both
- * reported), or another negative errno, reported.
- */
-int ksched_read(struct ksched_state *st)
-{
-	FILE *f;
-	int err;
-
-	memset(st, 0, sizeof(*st));
-	snprintf(st->name, sizeof(st->name), "-");
-	f = fopen(KSCHED_PROC, "re");
-	if (!f && errno == ENOENT) {
-		p_err("this kernel has no ksmbd BPF scheduling (no /proc/net/ksmbd_sched: ksmbd missing or built without it)");
-		return -ENOENT;
-	}
-	if (!f)
-		return p_errno(-errno, "cannot read %s", KSCHED_PROC);
-	err = ksched_parse(f, st);
-	fclose(f);
-	if (err)
-		p_err("cannot parse %s: %s", KSCHED_PROC,
-		      err == -EINVAL ? "malformed class line" :
-		      strerror(-err));
-	return err;
-}
-
-/**
- * link_open() - the pinned link of the netns, and its info
- * @ns:   from ns_resolve(), locked.
- * @info: output, zeroed when there is no link.
- *
- * Return: its fd; -ENOENT (not reported) when none is pinned; another
- * negative errno, reported.
- */
-int link_open(struct ns_ctx *ns, struct bpf_link_info *info)
-{
-	__u32 len = sizeof(*info);
-	char path[PATH_MAX];
-	int fd, err;
-
-	memset(info, 0, sizeof(*info));
-	ns_pin_path(ns, PIN_LINK, path);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return fd == -ENOENT ? fd :
-		       p_errno(fd, "cannot open pinned link %s", path);
-	err = bpf_link_get_info_by_fd(fd, info, &len);
-	if (!err)
-		return fd;
-	close(fd);
-	return p_errno(err, "cannot get info of pinned link %s", path);
-}
-
-/**
- * link_check() - open the pinned link and check it against the kernel
- * @ns:      from ns_resolve(), live, locked.
- * @st:      kernel state of the netns.
- * @link_fd: output: the link's fd, or -1 when none is pinned or it is stale.
- * @info:    output: its info (also of a stale one: its id), zeroed when
- *           none is pinned.
- * @stale:   output: a link was pinned but is not the one the kernel has
- *           attached in this netns (detached, or a pin of an earlier netns
- *           with the same inode number).  The caller removes the pins.
- *
- * Return: 0 or a negative errno, reported.
- */
-int link_check(struct ns_ctx *ns, const struct ksched_state *st,
-	       int *link_fd, struct bpf_link_info *info, bool *stale)
-{
-	int fd = link_open(ns, info);
-
-	*link_fd = -1;
-	*stale = false;
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	if (info->type != BPF_LINK_TYPE_STRUCT_OPS ||
-	    !info->struct_ops.map_id || !st->attached ||
-	    st->link_id != info->id) {
-		*stale = true;
-		close(fd);
-		return 0;
-	}
-	*link_fd = fd;
-	return 0;
-}
 
 /* The maps of the netns that outlive the program: the one list. */
 const struct shared_map shared_maps[NSHARED] = {
@@ -246,8 +163,7 @@ static_assert(sizeof(struct conf_policy) ==
  *
  * Return: 0 or a negative errno, reported.
  */
-static int pinned_entries(struct ns_ctx *ns, struct conf *c,
-			  unsigned int *pinned)
+int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
 {
 	int (*const cmp[NSHARED])(const void *, const void *) = {
 		conf_prefix_cmp, conf_policy_cmp,
@@ -271,63 +187,13 @@ static int pinned_entries(struct ns_ctx *ns, struct conf *c,
 	return err;
 }
 
-/**
- * ns_gather() - read what is in force in the netns
- * @ns:           from ns_resolve(), live; locked here unless nothing is
- *                pinned at all (the caller ns_unlock()s it).
- * @g:            output; ns_state_free() it, also after an error.
- * @remove_stale: remove the pins of a stale link first (status).
- *
- * Return: 0 or a negative errno, reported.
- */
-int ns_gather(struct ns_ctx *ns, struct ns_state *g, bool remove_stale)
-{
-	struct bpf_link_info info;
-	int link_fd = -1, err;
-
-	memset(g, 0, sizeof(*g));
-	err = ksched_read(&g->st);
-	if (err)
-		return err;
-	err = ns_lock(ns, false);
-	if (err)
-		return err == -ENOENT ? 0 : err;	/* nothing pinned */
-	err = link_check(ns, &g->st, &link_fd, &info, &g->stale);
-	g->link_id = info.id;
-	if (!err && g->stale && remove_stale)
-		err = ns_remove_pins(ns);
-	if (!err)
-		err = pinned_entries(ns, &g->c, &g->maps);
-	if (!err && link_fd >= 0) {
-		g->map_id = info.struct_ops.map_id;
-		g->c.has_max_inflight = !ops_data(g->map_id, &g->oi);
-		g->c.max_inflight = g->oi.max_inflight;
-	}
-	if (link_fd >= 0)
-		close(link_fd);
-	return err;
-}
-
-/** ns_state_free() - free what ns_gather() read */
-void ns_state_free(struct ns_state *g)
-{
-	ksched_free(&g->st);
-	conf_free(&g->c);
-}
-
-/**
- * pinned_read() - the start of "prefix list" and "policy show"
- * @cmd:    the command, for messages.
- * @argc:   its words (must be 0).
- * @argv:   the words.
- * @ns:     output: resolved, locked if anything is pinned.
- * @c:      output, as pinned_entries().
- * @pinned: output, as pinned_entries().
- *
+/*
+ * The start of "prefix list" and "policy show": no words, @ns resolved
+ * and locked (if anything is pinned), @c and @pinned as pinned_entries().
  * Return: 0 or a negative errno, reported; on error @ns is unlocked.
  */
-int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
-		struct conf *c, unsigned int *pinned)
+static int pinned_read(const char *cmd, int argc, char **argv,
+		       struct ns_ctx *ns, struct conf *c, unsigned int *pinned)
 {
 	int err = no_args(cmd, argc, argv);
 
@@ -340,15 +206,12 @@ int pinned_read(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
 	return err;
 }
 
-/**
- * pinned_create() - the start of "prefix add" and "policy set"
- * @ns:   output: the netns of -n, locked (ns_done() it).
- * @map:  SHARED_PREFIXES or SHARED_POLICY; created if missing.
- * @fd:   output: the map, or -1.
- *
+/*
+ * The start of "prefix add" and "policy set": @ns the netns of -n, locked
+ * (ns_done() it), @fd its map @map, created if missing, else -1.
  * Return: 0 or a negative errno, reported.
  */
-int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd)
+static int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd)
 {
 	int err = ns_open(ns, true);
 
@@ -360,21 +223,15 @@ int pinned_create(struct ns_ctx *ns, unsigned int map, int *fd)
 	return err;
 }
 
-/**
- * pinned_del() - "prefix del" and "policy del": delete one entry, report it
- * @map:   SHARED_PREFIXES or SHARED_POLICY.
- * @key:   the entry's key.
- * @what:  the entry in error messages ("prefix 10.0.0.0/8").
- * @done:  the text line after "deleted " on success.
- * @field: the JSON member naming the entry: @str if not NULL, else @num.
- * @str:   its string value, or NULL.
- * @num:   its number value.
- *
+/*
+ * "prefix del" and "policy del": delete the entry @key of map @map and
+ * say so: "deleted @done", or JSON with the member @field, @str if not
+ * NULL, else @num.  @what names the entry in errors ("prefix 10.0.0.0/8").
  * Return: 0 or a negative errno, reported (-ENOENT: no such entry).
  */
-int pinned_del(unsigned int map, const void *key, const char *what,
-	       const char *done, const char *field, const char *str,
-	       unsigned long num)
+static int pinned_del(unsigned int map, const void *key, const char *what,
+		      const char *done, const char *field, const char *str,
+		      unsigned long num)
 {
 	struct ns_ctx ns;
 	int fd = -1, err = ns_open(&ns, false);
@@ -399,4 +256,280 @@ int pinned_del(unsigned int map, const void *key, const char *what,
 		printf("deleted %s\n", done);
 	}
 	return err;
+}
+
+static int parse_cidr_arg(const char *s, struct smb_prefix_key *key)
+{
+	char err[WORDS_ERRLEN];
+
+	if (cidr_parse(s, key, err, sizeof(err))) {
+		p_err("%s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One prefix entry as JSON members. */
+static void json_prefix(const struct conf_prefix *e, const char *cidr)
+{
+	struct class_spec spec;
+
+	class_word_decode(e->word, &spec);
+	jsonw_string_field(json_wtr, "prefix", cidr);
+	jsonw_uint_field(json_wtr, "class", spec.id);
+	jsonw_uint_field(json_wtr, "weight", spec.weight);
+	jsonw_bool_field(json_wtr, "per_peer", spec.per_peer);
+	jsonw_uint_field(json_wtr, "class_word", e->word);
+}
+
+/** prefix_add() - "prefix add ...", see smb-classify(8) */
+int prefix_add(int argc, char **argv)
+{
+	char msg[WORDS_ERRLEN], cidr[CIDR_STRLEN];
+	struct conf_prefix e;
+	struct class_spec spec;
+	int map_fd = -1, err;
+	bool exists = false;
+	struct ns_ctx ns;
+
+	if (argc < 1) {
+		p_err("prefix add: missing CIDR and CLASS");
+		return -EINVAL;
+	}
+	err = parse_cidr_arg(argv[0], &e.key);
+	if (err)
+		return err;
+	if (argc < 2) {
+		p_err("prefix add: missing CLASS");
+		return -EINVAL;
+	}
+	if (class_spec_parse(argc - 1, argv + 1, &spec, msg, sizeof(msg))) {
+		p_err("%s", msg);
+		return -EINVAL;
+	}
+	e.word = class_word_encode(&spec);
+	cidr_format(&e.key, cidr, sizeof(cidr));
+
+	err = pinned_create(&ns, SHARED_PREFIXES, &map_fd);
+	/*
+	 * A lookup in an LPM trie finds the longest match, not this exact
+	 * prefix: tell "added" from "updated" by the update flags instead.
+	 */
+	if (!err) {
+		err = bpf_map_update_elem(map_fd, &e.key, &e.word, BPF_NOEXIST);
+		if (err == -EEXIST) {
+			exists = true;
+			err = bpf_map_update_elem(map_fd, &e.key, &e.word,
+						  BPF_EXIST);
+		}
+		if (err)
+			p_err("cannot add %s: %s%s", cidr, strerror(-err),
+			      err == -ENOSPC ? " (the map is full)" : "");
+	}
+	if (!err && json_output) {
+		json_result(exists ? "updated" : "added");
+		json_prefix(&e, cidr);
+		jsonw_end_object(json_wtr);
+	} else if (!err) {
+		printf("%s %s -> class %u weight %u%s\n",
+		       exists ? "updated" : "added", cidr, spec.id,
+		       spec.weight, spec.per_peer ? " per-peer" : "");
+	}
+	return ns_done(&ns, map_fd, err);
+}
+
+/** prefix_del() - "prefix del ...", see smb-classify(8) */
+int prefix_del(int argc, char **argv)
+{
+	char cidr[CIDR_STRLEN], what[CIDR_STRLEN + 8];
+	struct smb_prefix_key key;
+	int err;
+
+	err = one_arg("prefix del", "CIDR", argc, argv);
+	if (!err)
+		err = parse_cidr_arg(argv[0], &key);
+	if (err)
+		return err;
+	cidr_format(&key, cidr, sizeof(cidr));
+	snprintf(what, sizeof(what), "prefix %s", cidr);
+	return pinned_del(SHARED_PREFIXES, &key, what, cidr, "prefix", cidr, 0);
+}
+
+/** prefix_list() - "prefix list ...", see smb-classify(8) */
+int prefix_list(int argc, char **argv)
+{
+	unsigned int n, i, pinned;
+	int err, width = 6;
+	char cidr[CIDR_STRLEN];
+	struct class_spec spec;
+	struct conf_prefix *e;
+	struct ns_ctx ns;
+	struct conf c;
+
+	err = pinned_read("prefix list", argc, argv, &ns, &c, &pinned);
+	if (err)
+		return err;
+	e = c.prefixes;
+	n = c.nprefixes;
+
+	for (i = 0; i < n; i++) {
+		cidr_format(&e[i].key, cidr, sizeof(cidr));
+		if ((int)strlen(cidr) > width)
+			width = strlen(cidr);
+	}
+	if (json_output)
+		jsonw_start_array(json_wtr);
+	else if (n)
+		printf("%-*s  %5s  %6s  %s\n", width, "PREFIX", "CLASS",
+		       "WEIGHT", "PER-PEER");
+	else
+		printf("no prefixes in netns %lu\n", ns.ino);
+	for (i = 0; i < n; i++) {
+		cidr_format(&e[i].key, cidr, sizeof(cidr));
+		class_word_decode(e[i].word, &spec);
+		if (json_output) {
+			jsonw_start_object(json_wtr);
+			json_prefix(&e[i], cidr);
+			jsonw_end_object(json_wtr);
+		} else {
+			printf("%-*s  %5u  %6u  %s\n", width, cidr, spec.id,
+			       spec.weight, spec.per_peer ? "yes" : "no");
+		}
+	}
+	if (json_output)
+		jsonw_end_array(json_wtr);
+	conf_free(&c);
+	return ns_done(&ns, -1, 0);
+}
+
+/* The thresholds of a policy; "off" is null. */
+static void json_policy(const struct smb_policy *p)
+{
+	json_uint_or_null(json_wtr, "splice_min",
+			  p->splice_min != SMB_POLICY_OFF, p->splice_min);
+	json_uint_or_null(json_wtr, "unbound_min",
+			  p->unbound_min != SMB_POLICY_OFF, p->unbound_min);
+}
+
+/** policy_set() - "policy set ...", see smb-classify(8) */
+int policy_set(int argc, char **argv)
+{
+	char msg[WORDS_ERRLEN], words[48];
+	struct smb_policy p = policy_defaults;
+	struct policy_args pa;
+	int map_fd = -1, err;
+	bool exists;
+	__u32 key;
+	struct ns_ctx ns;
+
+	if (policy_args_parse(argc, argv, &pa, msg, sizeof(msg))) {
+		p_err("policy set: %s", msg);
+		return -EINVAL;
+	}
+	key = pa.id;
+
+	err = pinned_create(&ns, SHARED_POLICY, &map_fd);
+	if (err)
+		goto out;
+	err = bpf_map_lookup_elem(map_fd, &key, &p);
+	exists = !err;
+	if (err && err != -ENOENT) {
+		p_errno(err, "cannot read the policy of class %u", pa.id);
+		goto out;
+	}
+	policy_apply(&pa, &p);
+	err = bpf_map_update_elem(map_fd, &key, &p, BPF_ANY);
+	if (err) {
+		p_errno(err, "cannot set the policy of class %u", pa.id);
+		goto out;
+	}
+	if (json_output) {
+		json_result(exists ? "updated" : "added");
+		jsonw_uint_field(json_wtr, "class", pa.id);
+		json_policy(&p);
+		jsonw_end_object(json_wtr);
+	} else {
+		format_policy_words(&p, words, sizeof(words));
+		printf("%s class %u: %s\n", exists ? "updated" : "added",
+		       pa.id, words);
+	}
+out:
+	return ns_done(&ns, map_fd, err);
+}
+
+/** policy_del() - "policy del ...", see smb-classify(8) */
+int policy_del(int argc, char **argv)
+{
+	char msg[WORDS_ERRLEN], what[40], done[80];
+	__u32 key;
+	int err;
+
+	err = one_arg("policy del", "CLASS", argc, argv);
+	if (err)
+		return err;
+	if (parse_class_id(argv[0], &key, msg, sizeof(msg))) {
+		p_err("policy del: %s", msg);
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "the policy of class %u", key);
+	snprintf(done, sizeof(done), "%s (it uses the defaults now)", what);
+	return pinned_del(SHARED_POLICY, &key, what, done, "class", NULL, key);
+}
+
+static void show_row(const char *cls, const struct smb_policy *p,
+		     const char *note)
+{
+	char sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
+
+	format_policy_bytes(p->splice_min, sp, sizeof(sp));
+	format_policy_bytes(p->unbound_min, ub, sizeof(ub));
+	printf("%-7s  %10s  %11s%s\n", cls, sp, ub, note);
+}
+
+/** policy_show() - "policy show ...", see smb-classify(8) */
+int policy_show(int argc, char **argv)
+{
+	unsigned int n, i, pinned;
+	struct conf_policy *e;
+	char cls[16];
+	struct ns_ctx ns;
+	struct conf c;
+	int err;
+
+	err = pinned_read("policy show", argc, argv, &ns, &c, &pinned);
+	if (err)
+		return err;
+	e = c.policies;
+	n = c.npolicies;
+
+	if (json_output) {
+		jsonw_start_object(json_wtr);
+		jsonw_uint_field(json_wtr, "netns_ino", ns.ino);
+		jsonw_bool_field(json_wtr, "pinned", pinned & 2);
+		jsonw_name(json_wtr, "default");
+		jsonw_start_object(json_wtr);
+		json_policy(&policy_defaults);
+		jsonw_end_object(json_wtr);
+		jsonw_name(json_wtr, "classes");
+		jsonw_start_array(json_wtr);
+		for (i = 0; i < n; i++) {
+			jsonw_start_object(json_wtr);
+			jsonw_uint_field(json_wtr, "class", e[i].id);
+			json_policy(&e[i].p);
+			jsonw_end_object(json_wtr);
+		}
+		jsonw_end_array(json_wtr);
+		jsonw_end_object(json_wtr);
+		goto out;
+	}
+	printf("%-7s  %10s  %11s\n", "CLASS", "SPLICE-MIN", "UNBOUND-MIN");
+	for (i = 0; i < n; i++) {
+		snprintf(cls, sizeof(cls), "%u", e[i].id);
+		show_row(cls, &e[i].p, "");
+	}
+	show_row("default", &policy_defaults,
+		 n ? "  (every other class)" : "  (every class)");
+out:
+	conf_free(&c);
+	return ns_done(&ns, -1, 0);
 }
