@@ -126,11 +126,9 @@ static int object_reuse_maps(struct ns_ctx *ns, struct bpf_object *obj,
 			continue;
 		if (bpf_map__type(map) != sm->type ||
 		    bpf_map__key_size(map) != sm->key ||
-		    bpf_map__value_size(map) != sm->value) {
-			p_err("%s: map %s is not %s", label, sm->name,
-			      sm->what);
-			return -EINVAL;
-		}
+		    bpf_map__value_size(map) != sm->value)
+			return p_err("%s: map %s is not %s", label, sm->name,
+				     sm->what);
 		if (fresh)
 			continue;
 		err = shared_open(ns, i, false, &map_fd[i]);
@@ -328,27 +326,22 @@ static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
 	t = btf ? btf__type_by_id(btf, bpf_map__btf_value_type_id(ops)) :
 		  NULL;
 	data = bpf_map__initial_value(ops, &size);
-	if (!t || !btf_is_struct(t) || !data) {
-		p_err("%s: no BTF for struct_ops map %s, cannot set %s",
-		      label, bpf_map__name(ops), member);
-		return -EINVAL;
-	}
+	if (!t || !btf_is_struct(t) || !data)
+		return p_err("%s: no BTF for struct_ops map %s, cannot set %s",
+			     label, bpf_map__name(ops), member);
 	i = member_index(btf, t, member);
-	if (i < 0) {
-		p_err("%s: struct %s of struct_ops map %s has no member %s",
-		      label, btf__name_by_offset(btf, t->name_off),
-		      bpf_map__name(ops), member);
-		return -EINVAL;
-	}
+	if (i < 0)
+		return p_err("%s: struct %s of struct_ops map %s has no member %s",
+			     label, btf__name_by_offset(btf, t->name_off),
+			     bpf_map__name(ops), member);
 	off = btf_member_bit_offset(t, i);
 	mt = member_type(btf, t, i);
 	if (!mt || !(btf_is_int(mt) || btf_is_enum(mt)) ||
 	    mt->size != sizeof(__u32) || btf_member_bitfield_size(t, i) ||
-	    off % 8 || off / 8 + sizeof(__u32) > size) {
-		p_err("%s: member %s of struct %s is not a 32-bit integer",
-		      label, member, btf__name_by_offset(btf, t->name_off));
-		return -EINVAL;
-	}
+	    off % 8 || off / 8 + sizeof(__u32) > size)
+		return p_err("%s: member %s of struct %s is not a 32-bit integer",
+			     label, member,
+			     btf__name_by_offset(btf, t->name_off));
 	memcpy((char *)data + off / 8, &val, sizeof(val));
 	return 0;
 }
@@ -556,23 +549,20 @@ static int load_cmd(int argc, char **argv, enum attach_mode mode)
 
 	for (i = 0; i < argc; i++) {
 		if (word_abbrev(argv[i], "max-inflight")) {
-			if (req.has_max) {
-				p_err("%s: max-inflight given twice", cmd);
-				return -EINVAL;
-			}
+			if (req.has_max)
+				return p_err("%s: max-inflight given twice",
+					     cmd);
 			if (parse_max_inflight(i + 1 < argc ? argv[i + 1] :
 					       NULL, &req.max_inflight, msg,
-					       sizeof(msg))) {
-				p_err("%s", msg);
-				return -EINVAL;
-			}
+					       sizeof(msg)))
+				return p_err("%s", msg);
 			req.has_max = true;
 			i++;
 		} else if (!path && argv[i][0]) {
 			path = argv[i];
 		} else {
-			p_err("%s: unexpected argument '%s'", cmd, argv[i]);
-			return -EINVAL;
+			return p_err("%s: unexpected argument '%s'", cmd,
+				     argv[i]);
 		}
 	}
 	req.label = path ? path : "(built-in)";

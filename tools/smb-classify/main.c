@@ -41,14 +41,16 @@ static bool err_reported;
  *
  * Only the first error of a run is printed, so a command reports exactly
  * one line however its error paths unwind.
+ *
+ * Return: -EINVAL, for "return p_err(...)" of a bad argument.
  */
-void p_err(const char *fmt, ...)
+int p_err(const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 
 	if (err_reported)
-		return;
+		return -EINVAL;
 	err_reported = true;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -65,7 +67,7 @@ void p_err(const char *fmt, ...)
 		json_writer_t *w = json_wtr ? json_wtr : jsonw_new(stdout);
 
 		if (!w)
-			return;
+			return -EINVAL;
 		jsonw_start_object(w);
 		jsonw_string_field(w, "error", msg);
 		jsonw_end_object(w);
@@ -74,6 +76,7 @@ void p_err(const char *fmt, ...)
 	} else {
 		fprintf(stderr, "Error: %s\n", msg);
 	}
+	return -EINVAL;
 }
 
 /**
@@ -228,8 +231,7 @@ int no_args(const char *cmd, int argc, char **argv)
 {
 	if (!argc)
 		return 0;
-	p_err("%s: unexpected argument '%s'", cmd, argv[0]);
-	return -EINVAL;
+	return p_err("%s: unexpected argument '%s'", cmd, argv[0]);
 }
 
 /**
@@ -245,8 +247,7 @@ int one_arg(const char *cmd, const char *what, int argc, char **argv)
 {
 	if (argc > 0)
 		return no_args(cmd, argc - 1, argv + 1);
-	p_err("%s: missing %s", cmd, what);
-	return -EINVAL;
+	return p_err("%s: missing %s", cmd, what);
 }
 
 static int do_help(int argc, char **argv);
@@ -299,11 +300,9 @@ static int check_option_owner(const char *cmd)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(owned); i++) {
-		if (owned[i].given && !word_abbrev(cmd, owned[i].owner)) {
-			p_err("%s is an option of %s only", owned[i].opt,
-			      owned[i].owner);
-			return -EINVAL;
-		}
+		if (owned[i].given && !word_abbrev(cmd, owned[i].owner))
+			return p_err("%s is an option of %s only", owned[i].opt,
+				     owned[i].owner);
 	}
 	return 0;
 }
@@ -340,11 +339,9 @@ static int parse_options(int argc, char **argv, bool *pretty)
 			netns_arg = optarg;
 			break;
 		case 'c':
-			if (parse_uint(optarg, 4294967295UL, &v) || !v) {
-				p_err("count '%.40s': must be a decimal 1-4294967295",
-				      optarg);
-				return -EINVAL;
-			}
+			if (parse_uint(optarg, 4294967295UL, &v) || !v)
+				return p_err("count '%.40s': must be a decimal 1-4294967295",
+					     optarg);
 			trace_count = v;
 			break;
 		case 'o':
@@ -364,8 +361,8 @@ static int parse_options(int argc, char **argv, bool *pretty)
 			usage(cmds, "");
 			return 1;
 		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			return -EINVAL;
+			return p_err("option '%s' needs an argument",
+				     argv[optind - 1]);
 		default:
 			if (optopt)
 				p_err("unknown option '-%c' (see --help)",

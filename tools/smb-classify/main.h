@@ -41,7 +41,7 @@ extern long trace_count;
 extern const char *output_arg;
 extern bool dry_run;
 
-void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int p_errno(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void json_result(const char *result);

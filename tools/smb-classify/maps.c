@@ -262,10 +262,8 @@ static int parse_cidr_arg(const char *s, struct smb_prefix_key *key)
 {
 	char err[WORDS_ERRLEN];
 
-	if (cidr_parse(s, key, err, sizeof(err))) {
-		p_err("%s", err);
-		return -EINVAL;
-	}
+	if (cidr_parse(s, key, err, sizeof(err)))
+		return p_err("%s", err);
 	return 0;
 }
 
@@ -292,21 +290,15 @@ int prefix_add(int argc, char **argv)
 	bool exists = false;
 	struct ns_ctx ns;
 
-	if (argc < 1) {
-		p_err("prefix add: missing CIDR and CLASS");
-		return -EINVAL;
-	}
+	if (argc < 1)
+		return p_err("prefix add: missing CIDR and CLASS");
 	err = parse_cidr_arg(argv[0], &e.key);
 	if (err)
 		return err;
-	if (argc < 2) {
-		p_err("prefix add: missing CLASS");
-		return -EINVAL;
-	}
-	if (class_spec_parse(argc - 1, argv + 1, &spec, msg, sizeof(msg))) {
-		p_err("%s", msg);
-		return -EINVAL;
-	}
+	if (argc < 2)
+		return p_err("prefix add: missing CLASS");
+	if (class_spec_parse(argc - 1, argv + 1, &spec, msg, sizeof(msg)))
+		return p_err("%s", msg);
 	e.word = class_word_encode(&spec);
 	cidr_format(&e.key, cidr, sizeof(cidr));
 
@@ -422,10 +414,8 @@ int policy_set(int argc, char **argv)
 	__u32 key;
 	struct ns_ctx ns;
 
-	if (policy_args_parse(argc, argv, &pa, msg, sizeof(msg))) {
-		p_err("policy set: %s", msg);
-		return -EINVAL;
-	}
+	if (policy_args_parse(argc, argv, &pa, msg, sizeof(msg)))
+		return p_err("policy set: %s", msg);
 	key = pa.id;
 
 	err = pinned_create(&ns, SHARED_POLICY, &map_fd);
@@ -467,10 +457,8 @@ int policy_del(int argc, char **argv)
 	err = one_arg("policy del", "CLASS", argc, argv);
 	if (err)
 		return err;
-	if (parse_class_id(argv[0], &key, msg, sizeof(msg))) {
-		p_err("policy del: %s", msg);
-		return -EINVAL;
-	}
+	if (parse_class_id(argv[0], &key, msg, sizeof(msg)))
+		return p_err("policy del: %s", msg);
 	snprintf(what, sizeof(what), "the policy of class %u", key);
 	snprintf(done, sizeof(done), "%s (it uses the defaults now)", what);
 	return pinned_del(SHARED_POLICY, &key, what, done, "class", NULL, key);

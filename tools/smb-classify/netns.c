@@ -126,8 +126,7 @@ int ns_resolve(struct ns_ctx *ns, bool need_live)
 			snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR,
 				 netns_arg);
 		} else {
-			p_err("invalid netns name '%s'", netns_arg);
-			return -EINVAL;
+			return p_err("invalid netns name '%s'", netns_arg);
 		}
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 && (errno != ENOENT || !ns->name))

@@ -485,15 +485,11 @@ int do_status(int argc, char **argv)
 
 	for (out = 0; out < OUT_N && !word_abbrev(fmt, status_outs[out]); out++)
 		;
-	if (out == OUT_N) {
-		p_err("status: unknown output '%.40s' (text, json, openmetrics, kernel)",
-		      fmt);
-		return -EINVAL;
-	}
-	if (output_arg && json_output && out != OUT_JSON && out != OUT_KERNEL) {
-		p_err("status: -j and -o %s: choose one", fmt);
-		return -EINVAL;
-	}
+	if (out == OUT_N)
+		return p_err("status: unknown output '%.40s' (text, json, openmetrics, kernel)",
+			     fmt);
+	if (output_arg && json_output && out != OUT_JSON && out != OUT_KERNEL)
+		return p_err("status: -j and -o %s: choose one", fmt);
 	if (out == OUT_JSON)
 		json_output = true;
 	err = ns_cmd("status", argc, argv, &s.ns, false);

@@ -431,11 +431,10 @@ int do_trace(int argc, char **argv)
 	for (i = 0; i < (size_t)argc; i++) {
 		if (strcmp(argv[i], "filter"))
 			continue;
-		if (t.filter || i + 1 == (size_t)argc || !argv[i + 1][0]) {
-			p_err("trace: filter %s", t.filter ? "given twice" :
-			      "needs an expression");
-			return -EINVAL;
-		}
+		if (t.filter || i + 1 == (size_t)argc || !argv[i + 1][0])
+			return p_err("trace: filter %s",
+				     t.filter ? "given twice" :
+				     "needs an expression");
 		t.filter = argv[i + 1];
 		memmove(argv + i, argv + i + 2, (argc - i - 2) * sizeof(*argv));
 		argc -= 2;
