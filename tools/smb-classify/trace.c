@@ -229,16 +229,16 @@ static bool selected(const char *name, int argc, char **argv)
 }
 
 /*
- * Filter each selected ksmbd event to the netns, and to "filter EXPR"
- * when given; name those that cannot be filtered to the netns.
+ * Enable each selected ksmbd event, filtered to the netns and to "filter
+ * EXPR" when given; name those that cannot be filtered to the netns.
  */
-static int set_filters(struct trace_ctx *t, unsigned long ino, int argc,
-		       char **argv)
+static int enable_events(struct trace_ctx *t, unsigned long ino, int argc,
+			 char **argv)
 {
 	char filter[512], unfiltered[256] = "";
-	struct tep_event **events;
+	struct tep_event **events, *ev;
 	size_t off = 0;
-	int i, n, err = 0;
+	int i, n;
 
 	if (t->filter)
 		snprintf(filter, sizeof(filter), "netns_ino == %lu && (%s)",
@@ -247,29 +247,27 @@ static int set_filters(struct trace_ctx *t, unsigned long ino, int argc,
 		snprintf(filter, sizeof(filter), "netns_ino == %lu", ino);
 	n = tep_get_events_count(t->tep);
 	events = tep_list_events(t->tep, TEP_EVENT_SORT_ID);
-	for (i = 0; events && i < n && !err; i++) {
-		if (strcmp(events[i]->system, "ksmbd") ||
-		    !selected(events[i]->name, argc, argv))
+	for (i = 0; events && i < n; i++) {
+		ev = events[i];
+		if (strcmp(ev->system, "ksmbd") ||
+		    !selected(ev->name, argc, argv))
 			continue;
-		if (!tep_find_field(events[i], "netns_ino")) {
+		if (!tep_find_field(ev, "netns_ino"))
 			off += snprintf(unfiltered + off,
 					off < sizeof(unfiltered) ?
-					sizeof(unfiltered) - off : 0,
-					"%s%s", off ? ", " : "",
-					events[i]->name);
-			continue;
-		}
-		err = tracefs_event_file_write(t->inst, "ksmbd",
-					       events[i]->name, "filter",
-					       filter) < 0;
-		if (err)
-			p_errno(-errno, "cannot set filter '%s' on %s", filter,
-				events[i]->name);
+					sizeof(unfiltered) - off : 0, "%s%s",
+					off ? ", " : "", ev->name);
+		else if (tracefs_event_file_write(t->inst, "ksmbd", ev->name,
+						  "filter", filter) < 0)
+			return p_errno(-errno, "cannot set filter '%s' on %s",
+				       filter, ev->name);
+		if (tracefs_event_enable(t->inst, "ksmbd", ev->name))
+			return p_errno(-errno, "cannot enable %s", ev->name);
 	}
-	if (!err && unfiltered[0])
+	if (unfiltered[0])
 		fprintf(stderr, "note: %s carry no netns: shown for every netns\n",
 			unfiltered);
-	return err ? -EINVAL : 0;
+	return 0;
 }
 
 /* Whether the instance's trace clock counts nanoseconds. */
@@ -286,19 +284,6 @@ static bool clock_is_ns(struct tracefs_instance *inst)
 		ns |= !strcmp(clock, ns_clocks[i]);
 	free(clock);
 	return ns;
-}
-
-/* Enable @argv's events (all ksmbd events if none) in the instance. */
-static int enable_events(struct trace_ctx *t, int argc, char **argv)
-{
-	int i;
-
-	if (!argc && tracefs_event_enable(t->inst, "ksmbd", NULL))
-		return p_errno(-errno, "cannot enable the ksmbd events");
-	for (i = 0; i < argc; i++)
-		if (tracefs_event_enable(t->inst, "ksmbd", argv[i]))
-			return p_errno(-errno, "cannot enable %s", argv[i]);
-	return 0;
 }
 
 static int trace_setup(struct trace_ctx *t, const struct ns_ctx *ns,
@@ -333,9 +318,7 @@ static int trace_setup(struct trace_ctx *t, const struct ns_ctx *ns,
 	t->ts_ns = clock_is_ns(t->inst);
 	/* Wake the poll on any data, not at half a buffer. */
 	tracefs_instance_file_write(t->inst, "buffer_percent", "0");
-	if (set_filters(t, ns->ino, argc, argv))
-		return -EINVAL;
-	return enable_events(t, argc, argv);
+	return enable_events(t, ns->ino, argc, argv);
 }
 
 static void trace_cleanup(struct trace_ctx *t)
