@@ -92,6 +92,18 @@ static void json_class(const struct ksched_class *c)
 	jsonw_end_object(json_wtr);
 }
 
+/* The member "classes": every class line. */
+static void json_classes(const struct ksched_state *st)
+{
+	unsigned int i;
+
+	jsonw_name(json_wtr, "classes");
+	jsonw_start_array(json_wtr);
+	for (i = 0; i < st->nclasses; i++)
+		json_class(&st->classes[i]);
+	jsonw_end_array(json_wtr);
+}
+
 /* Every "key: value" line of /proc/net/ksmbd_sched as it was. */
 static void json_kernel(const struct ksched_state *st)
 {
@@ -101,11 +113,7 @@ static void json_kernel(const struct ksched_state *st)
 	for (i = 0; i < st->nkv; i++)
 		json_kv(&st->kv[i]);
 	jsonw_uint_field(json_wtr, "lines_skipped", st->skipped);
-	jsonw_name(json_wtr, "classes");
-	jsonw_start_array(json_wtr);
-	for (i = 0; i < st->nclasses; i++)
-		json_class(&st->classes[i]);
-	jsonw_end_array(json_wtr);
+	json_classes(st);
 	jsonw_end_object(json_wtr);
 }
 
@@ -181,11 +189,7 @@ static void status_json(const struct status *s)
 		group_out(st, KSCHED_G_HELD);
 		jsonw_end_object(json_wtr);
 	}
-	jsonw_name(json_wtr, "classes");
-	jsonw_start_array(json_wtr);
-	for (i = 0; i < st->nclasses; i++)
-		json_class(&st->classes[i]);
-	jsonw_end_array(json_wtr);
+	json_classes(st);
 	jsonw_name(json_wtr, "kernel");
 	json_kernel(st);
 	jsonw_end_object(json_wtr);
