@@ -219,14 +219,7 @@ static int cmd_select(const struct cmd *cmds, const char *level, int argc,
 	return -EINVAL;
 }
 
-/**
- * no_args() - a command that takes no words
- * @cmd:  its name, for the message.
- * @argc: words given.
- * @argv: the words.
- *
- * Return: 0, or -EINVAL, reported.
- */
+/** no_args() - command @cmd takes no words: 0, or -EINVAL, reported */
 int no_args(const char *cmd, int argc, char **argv)
 {
 	if (!argc)
@@ -234,15 +227,7 @@ int no_args(const char *cmd, int argc, char **argv)
 	return p_err("%s: unexpected argument '%s'", cmd, argv[0]);
 }
 
-/**
- * one_arg() - a command that takes exactly one word
- * @cmd:  its name, for the message.
- * @what: the word's name ("CIDR").
- * @argc: words given.
- * @argv: the words.
- *
- * Return: 0, or -EINVAL, reported.
- */
+/** one_arg() - @cmd takes one word, @what; 0 or -EINVAL, reported */
 int one_arg(const char *cmd, const char *what, int argc, char **argv)
 {
 	if (argc > 0)
