@@ -316,7 +316,7 @@ static int parse_options(int argc, char **argv, bool *pretty)
 		switch (opt) {
 		case 'p':
 			*pretty = true;
-			/* fall through */
+			fallthrough;
 		case 'j':
 			json_output = true;
 			break;
