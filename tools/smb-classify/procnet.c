@@ -122,8 +122,15 @@ const struct ksched_field ksched_fields[] = {
 const unsigned int ksched_nfields =
 	sizeof(ksched_fields) / sizeof(ksched_fields[0]);
 
-/* The integer of @size bytes (1: bool, 4, 8) at @off in @base. */
-static uint64_t get_at(const void *base, size_t off, size_t size)
+/**
+ * ksched_value() - a numeric field of a parsed line
+ * @base: the struct (struct ksched_state, ksched_class, ksched_client).
+ * @off:  the field's offset in it (a table's @off, offsetof()).
+ * @size: its size: 1 (bool), 4 or 8.
+ *
+ * Return: its value.
+ */
+uint64_t ksched_value(const void *base, size_t off, size_t size)
 {
 	const char *p = (const char *)base + off;
 
@@ -142,13 +149,6 @@ static void set_at(void *base, size_t off, size_t size, uint64_t v)
 		*(uint32_t *)p = v;
 	else
 		*(uint64_t *)p = v;
-}
-
-/** ksched_get() - the value of numeric key @f in @st */
-uint64_t ksched_get(const struct ksched_state *st,
-		    const struct ksched_field *f)
-{
-	return get_at(st, f->off, f->size);
 }
 
 /**
@@ -263,13 +263,6 @@ const struct ksched_client_field ksched_client_fields[] = {
 };
 const unsigned int ksched_client_nfields =
 	sizeof(ksched_client_fields) / sizeof(ksched_client_fields[0]);
-
-/** ksched_client_get() - the value of numeric field @f of @c */
-uint64_t ksched_client_get(const struct ksched_client *c,
-			   const struct ksched_client_field *f)
-{
-	return get_at(c, f->off, f->size);
-}
 
 static int ksched_parse_client(const char *line, struct ksched_client *c)
 {

@@ -161,8 +161,6 @@ struct ksched_field {
 extern const struct ksched_field ksched_fields[];
 extern const unsigned int ksched_nfields;
 
-uint64_t ksched_get(const struct ksched_state *st,
-		    const struct ksched_field *f);
 
 /**
  * struct ksched_client_field - one field of a client line, the one list
@@ -183,8 +181,7 @@ struct ksched_client_field {
 extern const struct ksched_client_field ksched_client_fields[];
 extern const unsigned int ksched_client_nfields;
 
-uint64_t ksched_client_get(const struct ksched_client *c,
-			   const struct ksched_client_field *f);
+uint64_t ksched_value(const void *base, size_t off, size_t size);
 int ksched_parse(FILE *f, struct ksched_state *st);
 void ksched_free(struct ksched_state *st);
 int ksched_parse_class(const char *line, struct ksched_class *c);

@@ -121,17 +121,19 @@ static void json_kernel(const struct ksched_state *st)
 static void group_out(const struct ksched_state *st, enum ksched_group g)
 {
 	const struct ksched_field *f;
+	unsigned long long v;
 	unsigned int i;
 
 	for (i = 0; i < ksched_nfields; i++) {
 		f = &ksched_fields[i];
+		v = ksched_value(st, f->off, f->size);
 		if (f->group != g)
 			continue;
 		if (json_output)
-			jsonw_uint_field(json_wtr, f->key, ksched_get(st, f));
+			jsonw_uint_field(json_wtr, f->key, v);
 		else
 			printf("%s:%*s%llu\n", f->key, 18 - (int)strlen(f->key),
-			       "", (unsigned long long)ksched_get(st, f));
+			       "", v);
 	}
 }
 
@@ -302,12 +304,6 @@ static void om_sample(const char *name, unsigned long ino, const char *cls,
 	printf("} %llu\n", (unsigned long long)v);
 }
 
-/* The uint64_t counter at @off (offsetof()) of a class or client line. */
-static uint64_t u64_at(const void *base, size_t off)
-{
-	return *(const uint64_t *)((const char *)base + off);
-}
-
 /* Sum of a per-client value over the clients of class @id. */
 static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 {
@@ -316,7 +312,8 @@ static uint64_t clients_sum(const struct status *s, uint32_t id, size_t off)
 
 	for (i = 0; i < s->nclients; i++)
 		if (s->clients[i].class_id == id)
-			sum += u64_at(&s->clients[i], off);
+			sum += ksched_value(&s->clients[i], off,
+					    sizeof(uint64_t));
 	return sum;
 }
 
@@ -399,7 +396,8 @@ static void status_openmetrics(const struct status *s)
 		for (i = 0; i < st->nclasses; i++) {
 			snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
 			om_sample(total, ino, cls, NULL,
-				  u64_at(&st->classes[i], classc[k].off));
+				  ksched_value(&st->classes[i], classc[k].off,
+					       sizeof(uint64_t)));
 		}
 	}
 	om_gauges(s, "queued_requests", "requests waiting in the dispatcher",
@@ -552,10 +550,11 @@ static void client_row(struct ksched_client *c)
 			printf("%s%*s", i ? "  " : "", f->width, head);
 		} else if (f->size && json_output) {
 			jsonw_uint_field(json_wtr, f->key,
-					 ksched_client_get(c, f));
+					 ksched_value(c, f->off, f->size));
 		} else if (f->size) {
 			printf("%s%*llu", i ? "  " : "", f->width,
-			       (unsigned long long)ksched_client_get(c, f));
+			       (unsigned long long)ksched_value(c, f->off,
+								 f->size));
 		} else if (json_output && !strcmp(c->peer, "-")) {
 			jsonw_null_field(json_wtr, f->key);
 		} else if (json_output) {
