@@ -482,18 +482,15 @@ int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 
 	*link_fd = -1;
 	*stale = false;
-	if (fd == -ENOENT)
-		return 0;
 	if (fd < 0)
-		return fd;
-	if (info->type != BPF_LINK_TYPE_STRUCT_OPS ||
-	    !info->struct_ops.map_id || !st->attached ||
-	    st->link_id != info->id) {
-		*stale = true;
+		return fd == -ENOENT ? 0 : fd;
+	*stale = info->type != BPF_LINK_TYPE_STRUCT_OPS ||
+		 !info->struct_ops.map_id || !st->attached ||
+		 st->link_id != info->id;
+	if (*stale)
 		close(fd);
-		return 0;
-	}
-	*link_fd = fd;
+	else
+		*link_fd = fd;
 	return 0;
 }
 
