@@ -229,30 +229,19 @@ int ns_lock(struct ns_ctx *ns, bool create)
 			return -ENOENT;
 		return p_errno(-errno, "cannot open %s", PIN_ROOT);
 	}
-	if (flock(ns->lock_fd, LOCK_EX)) {
-		err = p_errno(-errno, "cannot lock %s", PIN_ROOT);
-		ns_unlock(ns);
-		return err;
-	}
-	if (ns->old_ino) {
+	err = flock(ns->lock_fd, LOCK_EX) ?
+	      p_errno(-errno, "cannot lock %s", PIN_ROOT) : 0;
+	if (!err && ns->old_ino) {
 		/* Pins of the netns this name named before, deleted since. */
 		struct ns_ctx old = { .ino = ns->old_ino, .lock_fd = -1 };
 
 		set_dir(&old);
 		err = ns_remove_pins(&old);
-		if (err) {
-			ns_unlock(ns);
-			return err;
-		}
 	}
-	if (create) {
+	if (!err && create)
 		err = ns_make_dir(ns);
-		if (err) {
-			ns_unlock(ns);
-			return err;
-		}
-	}
-	err = ns->live ? pins_recover(ns) : 0;
+	if (!err && ns->live)
+		err = pins_recover(ns);
 	if (err)
 		ns_unlock(ns);
 	return err;
