@@ -116,9 +116,8 @@ int do_apply(int argc, char **argv)
 	FILE *f;
 	int err;
 
-	err = argc > 1 ? no_args("apply FILE", argc - 1, argv + 1) : 0;
-	if (err)
-		return err;
+	if (argc > 1)
+		return no_args("apply FILE", argc - 1, argv + 1);
 	f = fopen(file, "re");
 	if (!f)
 		return p_errno(-errno, "cannot read %s", file);
@@ -174,13 +173,9 @@ int do_dump(int argc, char **argv)
 	err = ns_cmd("dump", argc, argv, &ns, true);
 	if (!err)
 		err = running_conf(&ns, &g);
-	if (err) {
-		ns_state_free(&g);
-		return err;
-	}
-	if (!json_output) {
+	if (!err && !json_output) {
 		conf_write(stdout, &g.c);
-	} else if ((f = open_memstream(&buf, &len))) {
+	} else if (!err && (f = open_memstream(&buf, &len))) {
 		conf_write(f, &g.c);
 		fclose(f);
 		jsonw_start_object(json_wtr);
@@ -189,5 +184,5 @@ int do_dump(int argc, char **argv)
 		free(buf);
 	}
 	ns_state_free(&g);
-	return 0;
+	return err;
 }
