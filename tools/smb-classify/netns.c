@@ -370,8 +370,9 @@ int ns_open(struct ns_ctx *ns, bool create)
 {
 	int err = ns_resolve(ns, true);
 
-	if (!err)
-		err = ns_lock(ns, create);
+	if (err)
+		return err;	/* also -ENOENT: no such netns */
+	err = ns_lock(ns, create);
 	return err == -ENOENT && !create ? 0 : err;
 }
 
