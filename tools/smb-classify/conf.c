@@ -210,18 +210,17 @@ static int class_field(struct parser *ps, const char *key, char *v)
 		sec->per_peer = b;
 	} else if (!strcmp(key, "splicemin") || !strcmp(key, "unboundmin")) {
 		bool splice = key[0] == 's';
+		unsigned int bit = splice ? 1 : 2;
+		const char *field = splice ? "splice min" : "unbound min";
 		struct policy_args pa;
 		char *argv[] = { "0", splice ? "splice-min" : "unbound-min",
 				 v };
 
 		if (policy_args_parse(3, argv, &pa, msg, sizeof(msg)))
-			return perr(ps, splice ? "splice min" : "unbound min",
-				    "%s", msg);
-		if ((splice && sec->has_policy & 1) ||
-		    (!splice && sec->has_policy & 2))
-			return perr(ps, splice ? "splice min" : "unbound min",
-				    "given twice");
-		sec->has_policy |= splice ? 1 : 2;
+			return perr(ps, field, "%s", msg);
+		if (sec->has_policy & bit)
+			return perr(ps, field, "given twice");
+		sec->has_policy |= bit;
 		policy_apply(&pa, &sec->p);
 	} else {
 		return perr(ps, key, "unknown field of [class %u] (weight, per peer, splice min, unbound min, prefix)",
@@ -284,18 +283,11 @@ int conf_policy_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/** conf_sort() - put the entries of @c in their order (see struct conf) */
-static void conf_sort(struct conf *c)
-{
-	if (c->nprefixes)
-		qsort(c->prefixes, c->nprefixes, sizeof(*c->prefixes),
-		      conf_prefix_cmp);
-	if (c->npolicies)
-		qsort(c->policies, c->npolicies, sizeof(*c->policies),
-		      conf_policy_cmp);
-}
-
-/* The entries of the parsed sections.  Return: 0 or -EINVAL/-ENOMEM. */
+/*
+ * The entries of the parsed sections, in the order of struct conf: the
+ * prefixes as the pending lines sorted by cidr_cmp(), the policies sorted
+ * here.  Return: 0 or -EINVAL/-ENOMEM.
+ */
 static int build(struct parser *ps, struct conf *c)
 {
 	struct section *sec;
@@ -335,7 +327,8 @@ static int build(struct parser *ps, struct conf *c)
 		c->policies[c->npolicies].id = ps->sections[i].id;
 		c->policies[c->npolicies++].p = ps->sections[i].p;
 	}
-	conf_sort(c);
+	qsort(c->policies, c->npolicies, sizeof(*c->policies),
+	      conf_policy_cmp);
 	return 0;
 }
 
