@@ -3,23 +3,14 @@
  * conf.c - the policy of a netns as ksmbd-sched.conf(5) text: parsed,
  * written and compared
  *
- * The syntax is ksmbd.conf's (smb.conf's): "[section]" headers, then
- * "key = value" lines; a line starting with '#' or ';' is a comment; a
- * key is the same whatever its case, spaces, '-' or '_' ("splice min",
- * "splice-min" and "SpliceMin" are one key).  Sections:
- *
- *   [global]      max inflight = N          (0-4096, 0: kernel default)
- *   [class ID]    weight = W                (1-255, default 1)
- *                 per peer = yes|no         (default no)
- *                 splice min = N|off        (policy; bytes, K, M)
- *                 unbound min = N|off
- *                 prefix = CIDR [weight W] [per-peer]   (repeatable)
- *
- * A prefix takes its class's weight and per peer unless its own words
- * say otherwise; a class with splice min or unbound min gets a policy
- * entry (the other threshold at its default).  The whole text is read
- * before anything is returned, and the first error names the file, the
- * line and the field.
+ * The syntax, ksmbd.conf's, and the sections ([global], [class ID]) and
+ * their fields are those of ksmbd-sched.conf(5), the reference.  A key is
+ * the same whatever its case, spaces, '-' or '_' (normalize()).  A prefix
+ * takes its class's weight and per peer unless its own words say
+ * otherwise; a class with splice min or unbound min gets a policy entry
+ * (the other threshold at its default).  The whole text is read before
+ * anything is returned, and the first error names the file, the line and
+ * the field.
  */
 #include <ctype.h>
 #include <errno.h>
