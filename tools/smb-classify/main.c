@@ -211,12 +211,10 @@ static int cmd_select(const struct cmd *cmds, const char *level, int argc,
 			off += snprintf(names + off, sizeof(names) - off,
 					"%s%s", off ? ", " : "", c->name);
 	if (argc < 1)
-		p_err("%s%smissing command (%s)", level, *level ? ": " : "",
-		      names);
-	else
-		p_err("%s%sunknown command '%s' (%s)", level,
-		      *level ? ": " : "", argv[0], names);
-	return -EINVAL;
+		return p_err("%s%smissing command (%s)", level,
+			     *level ? ": " : "", names);
+	return p_err("%s%sunknown command '%s' (%s)", level,
+		     *level ? ": " : "", argv[0], names);
 }
 
 /** no_args() - command @cmd takes no words: 0, or -EINVAL, reported */
@@ -350,12 +348,10 @@ static int parse_options(int argc, char **argv, bool *pretty)
 				     argv[optind - 1]);
 		default:
 			if (optopt)
-				p_err("unknown option '-%c' (see --help)",
-				      optopt);
-			else
-				p_err("unknown option '%s' (see --help)",
-				      argv[optind - 1]);
-			return -EINVAL;
+				return p_err("unknown option '-%c' (see --help)",
+					     optopt);
+			return p_err("unknown option '%s' (see --help)",
+				     argv[optind - 1]);
 		}
 	}
 	return 0;
@@ -382,11 +378,10 @@ int main(int argc, char **argv)
 		libbpf_set_print(libbpf_print);
 		argc -= optind;
 		argv += optind;
-		if (argc && (err = check_option_owner(argv[0])))
-			goto out;
-		err = cmd_select(cmds, "", argc, argv);
+		err = argc ? check_option_owner(argv[0]) : 0;
+		if (!err)
+			err = cmd_select(cmds, "", argc, argv);
 	}
-out:
 	/* A command that ends its own JSON lines (trace) took the writer. */
 	if (json_wtr && json_output && err <= 0)
 		jsonw_destroy(&json_wtr);
