@@ -20,6 +20,8 @@
 /* Meaning of errors of BPF_LINK_CREATE and BPF_LINK_UPDATE here. */
 static const char *link_strerror(int err)
 {
+	static const char perm[] =
+		"permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)";
 	static const char *const why[] = {
 		[EBUSY] = "EBUSY: another program is already attached in this netns",
 		[EBADF] =
@@ -31,8 +33,8 @@ static const char *link_strerror(int err)
 		[ENOLINK] =
 			"ENOLINK: the link is no longer attached (its netns exited or it was detached)",
 		[ENOENT] = "ENOENT: the kernel does not know this link's attachment",
-		[EPERM] = "permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)",
-		[EACCES] = "permission denied (needs CAP_BPF and CAP_NET_ADMIN or root)",
+		[EPERM] = perm,
+		[EACCES] = perm,
 		[E2BIG] = "E2BIG: max_inflight above the kernel's limit",
 	};
 
