@@ -423,14 +423,25 @@ static void status_openmetrics(const struct status *s)
 	printf("# EOF\n");
 }
 
-static void status_dead(const struct ns_ctx *ns, bool removed)
+/* A deleted netns: remove what is left of it, and say so. */
+static int status_gone(struct ns_ctx *ns)
 {
+	bool removed = false;
+	int err = ns_lock(ns, false);
+
+	if (!err && !access(ns->dir, F_OK)) {
+		err = ns_remove_pins(ns);
+		removed = !err;
+	}
+	ns_unlock(ns);
+	if (err && err != -ENOENT)
+		return err;
 	if (json_output) {
 		json_netns(ns, false);
 		jsonw_bool_field(json_wtr, "attached", false);
 		jsonw_bool_field(json_wtr, "removed_stale_pins", removed);
 		jsonw_end_object(json_wtr);
-		return;
+		return 0;
 	}
 	if (ns->ino)
 		printf("netns:             %lu (%s) no longer exists\n",
@@ -440,27 +451,7 @@ static void status_dead(const struct ns_ctx *ns, bool removed)
 	printf("attached:          no\n");
 	if (removed)
 		printf("note: removed its stale pins\n");
-}
-
-/* A deleted netns: remove what is left of it. */
-static int status_gone(struct ns_ctx *ns)
-{
-	bool removed = false;
-	int err;
-
-	err = ns_lock(ns, false);
-	if (err && err != -ENOENT)
-		return err;
-	if (!err && !access(ns->dir, F_OK)) {
-		err = ns_remove_pins(ns);
-		removed = !err;
-	}
-	ns_unlock(ns);
-	if (err == -ENOENT)
-		err = 0;
-	if (!err)
-		status_dead(ns, removed);
-	return err;
+	return 0;
 }
 
 /* The forms of status (-o), each selected by a prefix of its name. */
