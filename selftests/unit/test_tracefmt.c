@@ -232,7 +232,7 @@ static void test_helpers(void **state)
  * every field from the event's format at run time, so a fixture is only
  * as good as its names: each one must be a field of the same event in
  * TP_STRUCT__entry() of ksmbd_sched_trace.h (__field, __array, __string),
- * and so must the packed words tracefmt.c spells out.
+ * and so must the packed words format.c spells out.
  */
 static bool kernel_has_field(const char *event, const char *field)
 {
