@@ -378,12 +378,12 @@ int prefix_list(int argc, char **argv)
 		printf("no prefixes in netns %lu\n", ns.ino);
 	for (i = 0; i < n; i++) {
 		cidr_format(&e[i].key, cidr, sizeof(cidr));
-		class_word_decode(e[i].word, &spec);
 		if (json_output) {
 			jsonw_start_object(json_wtr);
 			json_prefix(&e[i], cidr);
 			jsonw_end_object(json_wtr);
 		} else {
+			class_word_decode(e[i].word, &spec);
 			printf("%-*s  %5u  %6u  %s\n", width, cidr, spec.id,
 			       spec.weight, spec.per_peer ? "yes" : "no");
 		}

@@ -161,7 +161,6 @@ struct ksched_field {
 extern const struct ksched_field ksched_fields[];
 extern const unsigned int ksched_nfields;
 
-
 /**
  * struct ksched_client_field - one field of a client line, the one list
  *                              the parser and both listings use

@@ -126,9 +126,9 @@ static void group_out(const struct ksched_state *st, enum ksched_group g)
 
 	for (i = 0; i < ksched_nfields; i++) {
 		f = &ksched_fields[i];
-		v = ksched_value(st, f->off, f->size);
 		if (f->group != g)
 			continue;
+		v = ksched_value(st, f->off, f->size);
 		if (json_output)
 			jsonw_uint_field(json_wtr, f->key, v);
 		else
