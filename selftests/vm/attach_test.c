@@ -8,7 +8,9 @@
  *   ebusy      one link per netns: a second attach is -EBUSY, the first
  *              stays attached (/proc/net/ksmbd_sched attached, link_id)
  *   update     bpf_link__update_map() swaps the ops: name changes, link id
- *              does not; also to the reference classifier smb_prefix
+ *              does not; also to the reference classifier smb_prefix; a
+ *              wrong old map -EPERM, no map -EBADF, a map that is not a
+ *              link-based struct_ops map -EINVAL, and nothing changes
  *   netns      a new netns attaches independently (own link id, serves 0)
  *              and is -EBUSY there for a second attach
  *   close      closing the link fd detaches (attached: 0)
@@ -275,9 +277,25 @@ static struct bpf_link *test_ebusy(struct const_class_bpf *a,
 
 /* ---- link update ----------------------------------------------------- */
 
+static struct bpf_object *open_prog(const char *name);
+
+/* A link update to @map_fd fails with @want; smb_prefix stays attached. */
+static void update_refused(struct bpf_link *la, int map_fd, int want,
+			   const char *what)
+{
+	int err = bpf_link_update(bpf_link__fd(la), map_fd, NULL);
+	struct ksched st = ksched();
+
+	check(err == want && !strcmp(st.name, "smb_prefix") &&
+	      st.link_id == link_id(la),
+	      "update: to %s fails %s (saw %s), name still %s, link id %u",
+	      what, errname(want), errname(err), st.name, st.link_id);
+}
+
 static void test_update(struct bpf_link *la, struct const_class_bpf *b)
 {
 	struct smb_classify_bpf *ref;
+	struct bpf_object *nolink;
 	unsigned int id = link_id(la);
 	struct ksched st;
 	int err;
@@ -317,6 +335,23 @@ static void test_update(struct bpf_link *la, struct const_class_bpf *b)
 		      "update: with a wrong expected old map fails -EPERM (saw %s), name still %s",
 		      errname(err), st.name);
 	}
+
+	/*
+	 * Bad new maps are refused with their errno and change nothing
+	 * (cases C12): no map at all -EBADF; a map that is not a
+	 * link-based struct_ops map -EINVAL (bpf_struct_ops_valid_to_reg()).
+	 */
+	update_refused(la, -1, -EBADF, "a closed map fd");
+	update_refused(la, bpf_map__fd(ref->maps.prefixes), -EINVAL,
+		       "an LPM trie map");
+	nolink = open_prog("nolink");
+	if (nolink && !bpf_object__load(nolink))
+		update_refused(la, bpf_map__fd(bpf_object__find_map_by_name(
+				       nolink, "nolink")), -EINVAL,
+			       "a struct_ops map without BPF_F_LINK");
+	else
+		check(false, "update: load nolink for the update checks");
+	bpf_object__close(nolink);
 
 	/* And back, so the link carries const_b again. */
 	err = bpf_link__update_map(la, b->maps.const_class);

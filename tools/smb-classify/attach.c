@@ -71,11 +71,18 @@ struct bpf_object *object_open(const char *path)
 	return obj;
 }
 
-/* The one struct_ops map of @obj, which must be link-based. */
+/*
+ * The one struct_ops map of @obj, which must be a link-based struct
+ * ksmbd_sched_ops: an object of another struct_ops type (a TCP congestion
+ * control, say) would otherwise be registered there and pinned as ours.
+ */
 static struct bpf_map *object_ops_map(struct bpf_object *obj,
 				      const char *label)
 {
+	const struct btf *btf = bpf_object__btf(obj);
 	struct bpf_map *map, *found = NULL;
+	const struct btf_type *t = NULL;
+	const char *type = "";
 
 	bpf_object__for_each_map(map, obj) {
 		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
@@ -87,8 +94,15 @@ static struct bpf_map *object_ops_map(struct bpf_object *obj,
 		}
 		found = map;
 	}
+	if (found && btf)
+		t = btf__type_by_id(btf, bpf_map__btf_value_type_id(found));
+	if (t)
+		type = btf__name_by_offset(btf, t->name_off);
 	if (!found)
 		p_err("%s has no struct_ops map", label);
+	else if (strcmp(type, "ksmbd_sched_ops"))
+		p_err("%s: struct_ops map %s is a struct %s, not ksmbd_sched_ops",
+		      label, bpf_map__name(found), *type ? type : "(no BTF)");
 	else if (!(bpf_map__map_flags(found) & BPF_F_LINK))
 		p_err("%s: struct_ops map %s must be in SEC(\".struct_ops.link\")",
 		      label, bpf_map__name(found));

@@ -119,6 +119,19 @@ else
 	vm_check "replace with a non-BPF file: one Error: line ($out)" \
 		test "$(grep -c '^Error: ' <<<"$out")" = 1
 fi
+# Objects that open but are not a link-based ksmbd_sched_ops: refused
+# before anything is loaded, naming what is wrong (cases C12).
+progs=$VM_CHECKOUT/selftests/vm/progs
+bad_object() {
+	local obj=$1 want=$2 out
+	if out=$(smb-classify replace "$progs/$obj" 2>&1); then
+		vm_fail "replace with $obj succeeded: $out"
+	else
+		vm_check "replace with $obj: refused ($out)" grep -q -- "$want" <<<"$out"
+	fi
+}
+bad_object other_ops.bpf.o "is a struct tcp_congestion_ops, not ksmbd_sched_ops"
+bad_object nolink.bpf.o 'must be in SEC(".struct_ops.link")'
 vm_check "bad replace: same link and program" \
 	test "$(sched_proc link_id):$(sched_proc name)" = "$bpf_before"
 
