@@ -46,6 +46,38 @@ static int parse(const char *text, struct conf *c, char *err)
 	return r;
 }
 
+/* A file that holds a NUL byte, and one prefix more than the map holds. */
+static void test_limits(void **state)
+{
+	static const char nul[] = "[class 1]\nweight = 2\0 junk\n";
+	char err[CONF_ERRLEN], *text;
+	size_t len = 0, i;
+	struct conf c;
+	FILE *f;
+
+	(void)state;
+	f = fmemopen((void *)nul, sizeof(nul) - 1, "r");
+	assert_non_null(f);
+	assert_int_equal(conf_parse(f, "t.conf", &c, err, CONF_ERRLEN), -22);
+	fclose(f);
+	assert_string_equal(err, "t.conf:2: line: holds a NUL byte (not a text file?)");
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	fprintf(f, "[class 1]\n");
+	for (i = 0; i <= SMB_PREFIXES_MAX; i++)
+		fprintf(f, "prefix = fd00::%zx/128\n", i);
+	fclose(f);
+	assert_int_equal(parse(text, &c, err), -22);
+	assert_string_equal(err, "t.conf:16386: prefix: more than 16384 prefixes (the size of the prefixes map)");
+	/* One fewer: accepted. */
+	*strrchr(text, 'p') = '\0';
+	assert_int_equal(parse(text, &c, err), 0);
+	assert_int_equal(c.nprefixes, SMB_PREFIXES_MAX);
+	conf_free(&c);
+	free(text);
+}
+
 static char *text_of(const struct conf *c, bool diff_of_empty)
 {
 	struct conf empty = { 0 };
@@ -216,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_diff),
 	};

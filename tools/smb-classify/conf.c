@@ -151,6 +151,9 @@ static int prefix_line(struct parser *ps, char *v)
 	struct pending *p;
 	int n = 1;
 
+	if (ps->npending == SMB_PREFIXES_MAX)
+		return perr(ps, "prefix", "more than %u prefixes (the size of the prefixes map)",
+			    SMB_PREFIXES_MAX);
 	p = realloc(ps->pending, (ps->npending + 1) * sizeof(*p));
 	if (!p)
 		return perr(ps, "prefix", "out of memory");
@@ -339,13 +342,18 @@ int conf_parse(FILE *f, const char *file, struct conf *c, char *err,
 	struct parser ps = { .file = file, .err = err, .errlen = errlen };
 	char *line = NULL;
 	size_t cap = 0;
+	ssize_t n;
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
-	while (!r && getline(&line, &cap, f) >= 0) {
+	while (!r && (n = getline(&line, &cap, f)) >= 0) {
 		ps.line++;
-		r = line_parse(&ps, line, &c->has_max_inflight,
-			       &c->max_inflight);
+		/* A NUL would end the line early: the rest unread, unchecked. */
+		if (memchr(line, '\0', n))
+			r = perr(&ps, "line", "holds a NUL byte (not a text file?)");
+		else
+			r = line_parse(&ps, line, &c->has_max_inflight,
+				       &c->max_inflight);
 	}
 	if (!r && ferror(f))
 		r = perr(&ps, "file", "read error");
