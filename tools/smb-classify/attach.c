@@ -71,6 +71,16 @@ struct bpf_object *object_open(const char *path)
 	return obj;
 }
 
+/* The object's own BTF type of struct_ops map @ops (its struct), or NULL. */
+static const struct btf_type *ops_value_type(struct bpf_object *obj,
+					     const struct bpf_map *ops)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+
+	return btf ? btf__type_by_id(btf, bpf_map__btf_value_type_id(ops)) :
+		     NULL;
+}
+
 /*
  * The one struct_ops map of @obj, which must be a link-based struct
  * ksmbd_sched_ops: an object of another struct_ops type (a TCP congestion
@@ -79,7 +89,6 @@ struct bpf_object *object_open(const char *path)
 static struct bpf_map *object_ops_map(struct bpf_object *obj,
 				      const char *label)
 {
-	const struct btf *btf = bpf_object__btf(obj);
 	struct bpf_map *map, *found = NULL;
 	const struct btf_type *t = NULL;
 	const char *type = "";
@@ -94,10 +103,10 @@ static struct bpf_map *object_ops_map(struct bpf_object *obj,
 		}
 		found = map;
 	}
-	if (found && btf)
-		t = btf__type_by_id(btf, bpf_map__btf_value_type_id(found));
+	if (found)
+		t = ops_value_type(obj, found);
 	if (t)
-		type = btf__name_by_offset(btf, t->name_off);
+		type = btf__name_by_offset(bpf_object__btf(obj), t->name_off);
 	if (!found)
 		p_err("%s has no struct_ops map", label);
 	else if (strcmp(type, "ksmbd_sched_ops"))
@@ -339,8 +348,7 @@ static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
 	__u32 off;
 	int i;
 
-	t = btf ? btf__type_by_id(btf, bpf_map__btf_value_type_id(ops)) :
-		  NULL;
+	t = ops_value_type(obj, ops);
 	data = bpf_map__initial_value(ops, &size);
 	if (!t || !btf_is_struct(t) || !data)
 		return p_err("%s: no BTF for struct_ops map %s, cannot set %s",
