@@ -90,15 +90,27 @@ struct ksmbd_sched_req {
  * Class word, returned by classify_conn():
  *   bits  0-15  class id; 0 is the anonymous class
  *   bits 16-23  weight: turns per round-robin round, 0 meaning 1
- *   bits 24-30  reserved, cleared by the kernel
- *   bit  31     PER_PEER: each peer address is its own client in the class
+ *   bits 24-29  PEER6: with PER_PEER, the prefix length that keys an IPv6
+ *               peer, in units of 4 bits: 1..32 for /4../128; 0 means
+ *               the default, /64 (one client per IPv6 subnet, RFC 4291
+ *               section 2.5.4, as a host may use any address of its /64,
+ *               RFC 8981).  Larger values are clamped to 32 and counted.
+ *               An IPv4 peer is always keyed by its whole address.
+ *   bit  30     reserved, cleared by the kernel
+ *   bit  31     PER_PEER: each peer (address, or IPv6 prefix) is its own
+ *               client in the class
  */
 #define KSMBD_SCHED_CLASS_ID_MASK	0x0000ffffU
 #define KSMBD_SCHED_CLASS_WEIGHT_SHIFT	16
 #define KSMBD_SCHED_CLASS_WEIGHT_MASK	0x00ff0000U
+#define KSMBD_SCHED_CLASS_PEER6_SHIFT	24
+#define KSMBD_SCHED_CLASS_PEER6_MASK	0x3f000000U
+#define KSMBD_SCHED_CLASS_PEER6_MAX	32	/* /128 */
+#define KSMBD_SCHED_CLASS_PEER6_DEFAULT	16	/* /64 */
 #define KSMBD_SCHED_CLASS_PER_PEER	0x80000000U
 #define KSMBD_SCHED_CLASS_VALID_MASK	(KSMBD_SCHED_CLASS_ID_MASK | \
 					 KSMBD_SCHED_CLASS_WEIGHT_MASK | \
+					 KSMBD_SCHED_CLASS_PEER6_MASK | \
 					 KSMBD_SCHED_CLASS_PER_PEER)
 
 #define KSMBD_SCHED_CLASS(id, weight, per_peer)				\
@@ -109,6 +121,12 @@ struct ksmbd_sched_req {
 #define KSMBD_SCHED_CLASS_ID_OF(w)	((w) & KSMBD_SCHED_CLASS_ID_MASK)
 #define KSMBD_SCHED_CLASS_WEIGHT_OF(w)					\
 	(((w) & KSMBD_SCHED_CLASS_WEIGHT_MASK) >> KSMBD_SCHED_CLASS_WEIGHT_SHIFT)
+/* PEER6 field of a class word: 0 (default) or 1..63 before clamping. */
+#define KSMBD_SCHED_CLASS_PEER6_OF(w)					\
+	(((w) & KSMBD_SCHED_CLASS_PEER6_MASK) >> KSMBD_SCHED_CLASS_PEER6_SHIFT)
+#define KSMBD_SCHED_CLASS_PEER6(nibbles)				\
+	(((__u32)(nibbles) << KSMBD_SCHED_CLASS_PEER6_SHIFT) &		\
+	 KSMBD_SCHED_CLASS_PEER6_MASK)
 
 /*
  * Verdict word, returned by classify_req():
