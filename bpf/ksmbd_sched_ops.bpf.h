@@ -22,6 +22,7 @@ struct ksmbd_sched_ops {
 	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
 	__u32 (*classify_req)(const struct ksmbd_sched_req *r);
 	__u32 max_inflight;
+	__u32 timeout_ms;
 	__u32 flags;
 	char name[KSMBD_SCHED_NAME_LEN];
 } __attribute__((preserve_access_index));

@@ -58,6 +58,7 @@ struct ops_data {
 	void *classify_conn;
 	void *classify_req;
 	__u32 max_inflight;
+	__u32 timeout_ms;
 	__u32 flags;
 	char name[KSMBD_SCHED_NAME_LEN];
 };

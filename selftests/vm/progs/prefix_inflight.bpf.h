@@ -11,8 +11,12 @@
  * the dispatcher, so its round-robin order decides who is served.
  *
  * Include after defining PREFIX_MAX_INFLIGHT and PREFIX_OPS_NAME (the
- * struct_ops map's variable, which is also its name).
+ * struct_ops map's variable, which is also its name), and optionally
+ * PREFIX_TIMEOUT_MS (the watchdog, ops timeout_ms; 0, the default).
  */
+#ifndef PREFIX_TIMEOUT_MS
+#define PREFIX_TIMEOUT_MS	0
+#endif
 #include "ksmbd_sched_ops.bpf.h"
 
 #include "smb_classify.h"
@@ -55,6 +59,7 @@ struct ksmbd_sched_ops PREFIX_OPS_NAME = {
 	.classify_conn	= (void *)inflight_classify_conn,
 	.classify_req	= (void *)inflight_classify_req,
 	.max_inflight	= PREFIX_MAX_INFLIGHT,
+	.timeout_ms	= PREFIX_TIMEOUT_MS,
 	.flags		= 0,
 	.name		= PREFIX_STR(PREFIX_OPS_NAME),
 };

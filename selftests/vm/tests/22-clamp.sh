@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The kernel never trusts a program's words: a class word with reserved
-# bits (24-30) is cleared to its valid bits and counted (class_clamped); a
+# The kernel never trusts a program's words: a class word with its
+# reserved bit (30) set, or a PEER6 field above 32 (/128), is cleared to
+# its valid bits and clamped, and counted once (class_clamped); a
 # verdict with an unknown queue runs on the per-CPU queue and is counted
 # (verdict_clamped); reserved verdict bits are ignored.  Requests are
 # served and data is intact either way.
@@ -36,7 +37,8 @@ hold_start() {
 		{ cat "$sched_tmp/hold.out"; vm_fail "hold $1 $2: not attached"; vm_finish; }
 }
 
-# Class word 0x7f01002a: id 42, weight 1, reserved bits 24-30 all set.
+# Class word 0x7f01002a: id 42, weight 1, reserved bit 30 set and PEER6 63
+# (above its most, 32): 0x2001002a once clamped.
 # Verdict 0x0001fe0f: queue 15 (unknown), every reserved bit but SPLICE.
 hold_start 0x7f01002a 0x0001fe0f
 sched_trace_start
@@ -58,7 +60,7 @@ sched_trace_sync
 reqs=$(sched_count ksmbd_sched_req)
 vm_check "class_clamped counted the connection ($cc)" test "$cc" -eq 1
 sched_expect_peer_conns "class word cleared to its valid bits" \
-	::ffff:127.0.0.1 0x0001002a hold
+	::ffff:127.0.0.1 0x2001002a hold
 vm_check "verdict_clamped counted every request ($vc of $reqs)" \
 	test "$vc" -eq "$reqs" -a "$reqs" -gt 0
 # Each "none of them" count is paired with the count of events that DO

@@ -163,11 +163,14 @@ static u16 ksmbd_sched_addr(const struct sockaddr_storage *sa, u8 *addr,
 
 static u32 ksmbd_sched_clamp_class(struct ksmbd_sched_net *sn, u32 word)
 {
-	if (unlikely(word & ~KSMBD_SCHED_CLASS_VALID_MASK)) {
+	u32 clamped = word & KSMBD_SCHED_CLASS_VALID_MASK;
+
+	if (KSMBD_SCHED_CLASS_PEER6_OF(clamped) > KSMBD_SCHED_CLASS_PEER6_MAX)
+		clamped = (clamped & ~KSMBD_SCHED_CLASS_PEER6_MASK) |
+			  KSMBD_SCHED_CLASS_PEER6(KSMBD_SCHED_CLASS_PEER6_MAX);
+	if (unlikely(clamped != word))
 		this_cpu_inc(sn->stats->class_clamped);
-		word &= KSMBD_SCHED_CLASS_VALID_MASK;
-	}
-	return word;
+	return clamped;
 }
 
 static u32 ksmbd_sched_clamp_verdict(struct ksmbd_sched_net *sn, u32 word)
@@ -295,23 +298,38 @@ static bool ksmbd_sched_is_control(u16 command)
 	return false;
 }
 
-/* READ/WRITE Length of the PDU at @hdr, @len bytes of it received. */
-static u32 ksmbd_sched_pdu_bytes(const struct smb2_hdr *hdr, unsigned int len)
+/*
+ * READ/WRITE Length of the PDU at @hdr, @len bytes of it received, as
+ * much of it as the connection may ask: at most the negotiated
+ * MaxReadSize or MaxWriteSize (MS-SMB2 3.3.5.12, 3.3.5.13), and at most
+ * 64 KiB per credit of its CreditCharge, 0 counting as 1 (MS-SMB2
+ * 3.3.5.2.5).  ksmbd refuses a request above either, so its claim is no
+ * cost; what it really moves is charged when it completes.  @conn is
+ * good (negotiated, a session set up), so conn->vals is stable.
+ */
+static u32 ksmbd_sched_pdu_bytes(struct ksmbd_conn *conn,
+				 const struct smb2_hdr *hdr, unsigned int len)
 {
 	const struct smb2_write_req *wr = (const void *)hdr;
 	const struct smb2_read_req *rd = (const void *)hdr;
+	u32 credits = max_t(u32, le16_to_cpu(hdr->CreditCharge), 1);
+	u32 bytes = 0, max = 0;
 
 	switch (le16_to_cpu(hdr->Command)) {
 	case SMB2_READ_HE:
-		if (len >= offsetof(struct smb2_read_req, Buffer))
-			return le32_to_cpu(rd->Length);
+		if (len >= offsetof(struct smb2_read_req, Buffer)) {
+			bytes = le32_to_cpu(rd->Length);
+			max = conn->vals->max_read_size;
+		}
 		break;
 	case SMB2_WRITE_HE:
-		if (len >= offsetof(struct smb2_write_req, Buffer))
-			return le32_to_cpu(wr->Length);
+		if (len >= offsetof(struct smb2_write_req, Buffer)) {
+			bytes = le32_to_cpu(wr->Length);
+			max = conn->vals->max_write_size;
+		}
 		break;
 	}
-	return 0;
+	return min3(bytes, max, credits * (u32)SZ_64K);
 }
 
 /* The READ/WRITE fields of the first PDU, @len bytes of it received. */
@@ -342,10 +360,12 @@ static void ksmbd_sched_req_rw(const struct smb2_hdr *hdr, unsigned int len,
 /*
  * The rest of a compound after its first PDU (MS-SMB2 3.3.5.2.7): the
  * message is control only if every PDU is a control command, and it moves
- * the READ/WRITE bytes of all of them.  A chain that does not fit in the
- * received message is data (ksmbd rejects it when it runs).
+ * the READ/WRITE bytes of all of them (added to *@bytes unless @bytes is
+ * NULL).  A chain that does not fit in the received message is data
+ * (ksmbd rejects it when it runs).
  */
-static bool ksmbd_sched_compound(const struct smb2_hdr *hdr, unsigned int len,
+static bool ksmbd_sched_compound(struct ksmbd_conn *conn,
+				 const struct smb2_hdr *hdr, unsigned int len,
 				 bool control, u64 *bytes)
 {
 	unsigned int off = 0, next = le32_to_cpu(hdr->NextCommand);
@@ -360,7 +380,8 @@ static bool ksmbd_sched_compound(const struct smb2_hdr *hdr, unsigned int len,
 		if (h->ProtocolId != SMB2_PROTO_NUMBER)
 			return false;
 		control &= ksmbd_sched_is_control(le16_to_cpu(h->Command));
-		*bytes += ksmbd_sched_pdu_bytes(h, len - off);
+		if (bytes)
+			*bytes += ksmbd_sched_pdu_bytes(conn, h, len - off);
 		next = le32_to_cpu(h->NextCommand);
 	}
 	return control;
@@ -382,6 +403,11 @@ static bool ksmbd_sched_req_ctx(struct ksmbd_work *work,
 	bool control = false;
 	u64 bytes = 0;
 
+	/*
+	 * Before its connection has a session, a peer's requests are
+	 * refused or are the login itself: nothing it claims is a cost.
+	 */
+	work->sched.unauth = !ksmbd_conn_good(conn);
 	r->class_word = conn->sched_class;
 	r->pdu_len = len;
 	r->command = KSMBD_SCHED_CMD_UNKNOWN;
@@ -417,14 +443,15 @@ static bool ksmbd_sched_req_ctx(struct ksmbd_work *work,
 	if (hdr->Flags & SMB2_FLAGS_ASYNC_COMMAND)
 		r->flags |= KSMBD_SCHED_REQ_ASYNC;
 	ksmbd_sched_req_rw(hdr, len, r);
-	bytes = ksmbd_sched_pdu_bytes(hdr, len);
-	control = ksmbd_sched_compound(hdr, len,
+	if (!work->sched.unauth)
+		bytes = ksmbd_sched_pdu_bytes(conn, hdr, len);
+	control = ksmbd_sched_compound(conn, hdr, len,
 				       ksmbd_sched_is_control(r->command),
-				       &bytes);
+				       work->sched.unauth ? NULL : &bytes);
 out:
 	work->sched.command = r->command;
 	work->sched.class_word = r->class_word;
-	work->sched.bytes = min_t(u64, bytes, U32_MAX);
+	work->sched.bytes = min_t(u64, bytes, KSMBD_SCHED_COST_MAX);
 	work->sched.cost = max_t(u32, work->sched.bytes, KSMBD_SCHED_COST_MIN);
 	work->sched.mem = len + 4;
 	return control;
@@ -645,6 +672,14 @@ static int ksmbd_sched_init_member(const struct btf_type *t,
 			return -E2BIG;
 		ops->max_inflight = uops->max_inflight;
 		return 1;
+	case offsetof(struct ksmbd_sched_ops, timeout_ms):
+		if (uops->timeout_ms > KSMBD_SCHED_TIMEOUT_MS_LIMIT)
+			return -E2BIG;
+		if (uops->timeout_ms &&
+		    uops->timeout_ms < KSMBD_SCHED_TIMEOUT_MS_MIN)
+			return -EINVAL;
+		ops->timeout_ms = uops->timeout_ms;
+		return 1;
 	case offsetof(struct ksmbd_sched_ops, flags):
 		if (uops->flags & ~KSMBD_SCHED_OPS_FLAGS_MASK)
 			return -EINVAL;
@@ -715,7 +750,8 @@ static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
-	a->disp = ksmbd_disp_alloc(net->ns.inum, ops->max_inflight);
+	a->disp = ksmbd_disp_alloc(net->ns.inum, ops->max_inflight,
+				   ops->timeout_ms);
 	if (!a->disp) {
 		kfree(a);
 		return -ENOMEM;
@@ -777,7 +813,7 @@ static int ksmbd_sched_update(void *kdata, void *old_kdata,
 	} else {
 		rcu_assign_pointer(a->ops, kdata);
 		WRITE_ONCE(a->gen, ksmbd_sched_next_gen());
-		ksmbd_disp_update(a->disp, ops->max_inflight);
+		ksmbd_disp_update(a->disp, ops->max_inflight, ops->timeout_ms);
 	}
 	mutex_unlock(&ksmbd_sched_mutex);
 	/*

@@ -49,6 +49,12 @@ struct socket;
  *	clients.  0 means the kernel default (enum ksmbd_sched_consts in
  *	ksmbd_sched_disp.h: 16 per possible CPU, at least 32, at most 256).
  *	Above KSMBD_SCHED_MAX_INFLIGHT_LIMIT the attach fails with -E2BIG.
+ * @timeout_ms: Watchdog, ms: a client whose requests have held their
+ *	slots this long while others wait has those slots taken out of the
+ *	budget (Documentation/dispatch.rst, "Stuck clients").  0 means the
+ *	kernel default, KSMBD_SCHED_WATCHDOG_MS.  Below
+ *	KSMBD_SCHED_TIMEOUT_MS_MIN the attach fails with -EINVAL, above
+ *	KSMBD_SCHED_TIMEOUT_MS_LIMIT with -E2BIG (sched_ext's timeout_ms).
  * @flags: KSMBD_SCHED_OPS_* flags; none are defined, any bit set fails
  *	the attach with -EINVAL.
  * @name: Name of the program, required (at least one character; letters,
@@ -58,6 +64,7 @@ struct ksmbd_sched_ops {
 	u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
 	u32 (*classify_req)(const struct ksmbd_sched_req *r);
 	u32 max_inflight;
+	u32 timeout_ms;
 	u32 flags;
 	char name[KSMBD_SCHED_NAME_LEN];
 };
@@ -190,6 +197,22 @@ static inline void ksmbd_sched_conn_stop(struct ksmbd_conn *conn)
 }
 
 /**
+ * ksmbd_sched_moved() - count bytes a request really moved
+ * @work:  the request
+ * @bytes: bytes it read and sends (READ), wrote (WRITE) or copied
+ *         (FSCTL_SRV_COPYCHUNK, MS-SMB2 3.3.5.15.6)
+ *
+ * The dispatcher charges the request's client what it moved once it
+ * completes, instead of the Length it claimed (Documentation/dispatch.rst,
+ * "Cost").  Context: the worker that runs @work.
+ */
+static inline void ksmbd_sched_moved(struct ksmbd_work *work, u64 bytes)
+{
+	work->sched.moved = min_t(u64, (u64)work->sched.moved + bytes,
+				  U32_MAX);
+}
+
+/**
  * ksmbd_sched_work_dropped() - must this request be freed without running?
  * @work: the request
  *
@@ -243,6 +266,10 @@ static inline bool ksmbd_sched_holds_slot(void)
 }
 
 static inline void ksmbd_sched_conn_stop(struct ksmbd_conn *conn)
+{
+}
+
+static inline void ksmbd_sched_moved(struct ksmbd_work *work, u64 bytes)
 {
 }
 

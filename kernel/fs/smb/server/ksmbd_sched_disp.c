@@ -57,10 +57,12 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <kunit/static_stub.h>
 
 #include "glob.h"
 #include "connection.h"
 #include "ksmbd_work.h"
+#include "smb2pdu.h"
 #include "ksmbd_sched.h"
 #include "ksmbd_sched_disp.h"
 #include "ksmbd_sched_trace.h"
@@ -74,6 +76,7 @@
  * @bypassed:   control requests, run without waiting
  * @bytes:      READ/WRITE bytes requested by dispatched requests
  * @wait_ns:    sum of their waits in the dispatcher, ns
+ * @cost:       what its finished requests were charged, bytes
  * @hist:       waits, log2 buckets of microseconds
  */
 struct ksmbd_sched_cstats {
@@ -81,6 +84,7 @@ struct ksmbd_sched_cstats {
 	atomic64_t bypassed;
 	u64 bytes;
 	u64 wait_ns;
+	u64 cost;
 	u64 hist[KSMBD_SCHED_WAIT_BUCKETS];
 };
 
@@ -101,19 +105,32 @@ struct ksmbd_sched_client_key {
  * @all:        on ksmbd_sched_disp::all (the clients listing)
  * @flow:       on the new or the old list while in the round, else empty
  * @data:       its waiting requests, FIFO
+ * @ctl:        its waiting unauthenticated requests, FIFO
+ * @idle:       on ksmbd_sched_disp::idle while it counts in the shares
+ *              but has nothing waiting or running
  * @stats:      counters of its class
  * @wq:         receivers of its connections waiting for room (cap)
  * @deficit:    bytes it may still be served in this round (DRR)
  * @turn_ns:    last time the round reached it within the budget: a
  *              request taken for a slot, or a quantum given (the watchdog)
  * @qbytes:     bytes of its waiting messages
+ * @idle_ns:    when it last had nothing waiting or running
  * @dispatched: requests dispatched
  * @bytes:      their READ/WRITE bytes
+ * @cost:       what its finished requests were charged, bytes
+ * @control:    control requests
+ * @park_credit: deficit it gets when it leaves the debt wheel
  * @id:         its number in the clients listing
  * @class_word: class word of the connection that bound it last
  * @quantum:    KSMBD_SCHED_QUANTUM times its weight
  * @queued:     length of @data
- * @inflight:   its requests holding a slot
+ * @ctl_queued: length of @ctl
+ * @inflight:   its requests holding a slot, stuck ones included
+ * @stuck:      its requests whose slot was taken out of the budget
+ * @unauth:     its unauthenticated requests running
+ * @wcount:     its weight as counted in ksmbd_sched_disp::wactive, or 0
+ * @round:      the round it is in while on the old list
+ * @where:      which list @flow is on (enum ksmbd_disp_flow)
  * @conns:      connections bound to it
  * @waiters:    receivers waiting on @wq
  * @refs:       connections + tracked requests + being in the round
@@ -125,18 +142,30 @@ struct ksmbd_sched_client {
 	struct list_head all;
 	struct list_head flow;
 	struct list_head data;
+	struct list_head ctl;
+	struct list_head idle;
 	struct ksmbd_sched_cstats *stats;
 	wait_queue_head_t wq;
 	s64 deficit;
 	u64 turn_ns;
 	u64 qbytes;
+	u64 idle_ns;
 	u64 dispatched;
 	u64 bytes;
+	u64 cost;
+	u64 control;
+	s64 park_credit;
 	u32 id;
 	u32 class_word;
 	u32 quantum;
 	u32 queued;
+	u32 ctl_queued;
 	u32 inflight;
+	u32 stuck;
+	u32 unauth;
+	u32 wcount;
+	u32 round;
+	u8 where;
 	u32 conns;
 	u32 waiters;
 	u32 refs;
@@ -180,20 +209,38 @@ struct ksmbd_disp_budget {
  * @new_flows:     clients that had nothing waiting, until they used a quantum
  * @old_flows:     the other clients in the round
  * @age:           all waiting requests, oldest first
+ * @running:       requests holding a slot of the budget, oldest first
+ * @capped:        clients held at their slot bound, with requests waiting
+ * @idle:          clients that count in the shares, idle, oldest first
+ * @wheel:         clients in debt, by the round that repays them
  * @all:           all clients
  * @clients:       the same clients, by key
  * @classes:       class id -> struct ksmbd_sched_cstats
  * @guard:         stall guard and watchdog, armed while requests wait
  * @progress_ns:   last time a slot was given back or taken
  * @alloc_fail:    requests run at once because memory was short
- * @stall_admits:  requests admitted by the stall guard
+ * @stall_admits:  slots taken out of the budget by the stall guard
+ * @stuck_total:   slots taken out of the budget, all reasons
+ * @quarantined:   of those, by the watchdog (held over @timeout_ms)
+ * @capped_total:  times a client was held at its slot bound
+ * @parked_total:  times a client in debt was parked in the wheel
+ * @unauth_waits:  unauthenticated requests that waited for their client
+ * @rate:          the storage's rate, bytes per us << 4, from READs and
+ *                 WRITEs of at least KSMBD_SCHED_SEEKY_BYTES (0: not yet)
+ * @wactive:       sum of the weights of the clients that count in the
+ *                 shares (busy, or idle for less than KSMBD_SCHED_IDLE_MS)
  * @wait_releases: slots given back because their request waits
  * @dropped:       requests of a connection going away, not run
  * @throttled:     times a receiver waited for room in its client's queue
  * @bypass_wait_ns: the wait that made the watchdog bypass the dispatcher,
  *                 as the ksmbd_sched_bypass tracepoint's wait_ns
  * @budget:        how the default budget adapts
- * @inflight:      data requests holding a slot
+ * @inflight:      data requests holding a slot of the budget (stuck
+ *                 ones not)
+ * @stuck:         requests whose slot was taken out of the budget
+ * @round:         the round of the old list being served
+ * @nparked:       clients in @wheel
+ * @timeout_ms:    the watchdog's bound, ms
  * @max_inflight:  slots, the budget in force
  * @queued:        data requests waiting
  * @nactive:       clients with waiting requests
@@ -209,9 +256,14 @@ struct ksmbd_disp_budget {
  */
 struct ksmbd_sched_disp {
 	spinlock_t lock; /* see above */
+	struct rcu_head rcu;
 	struct list_head new_flows;
 	struct list_head old_flows;
 	struct list_head age;
+	struct list_head running;
+	struct list_head capped;
+	struct list_head idle;
+	struct list_head wheel[KSMBD_SCHED_WHEEL];
 	struct list_head all;
 	struct rhashtable clients;
 	struct xarray classes;
@@ -219,12 +271,23 @@ struct ksmbd_sched_disp {
 	u64 progress_ns;
 	u64 alloc_fail;
 	u64 stall_admits;
+	u64 stuck_total;
+	u64 quarantined;
+	u64 capped_total;
+	u64 parked_total;
+	u64 unauth_waits;
+	u64 rate;
+	u64 wactive;
 	u64 wait_releases;
 	u64 dropped;
 	u64 throttled;
 	u64 bypass_wait_ns;
 	struct ksmbd_disp_budget budget;
 	u32 inflight;
+	u32 stuck;
+	u32 round;
+	u32 nparked;
+	u32 timeout_ms;
 	u32 max_inflight;
 	u32 queued;
 	u32 nactive;
@@ -235,8 +298,17 @@ struct ksmbd_sched_disp {
 	bool guard_armed;
 	refcount_t ref;
 	u32 netns_ino;
-	struct rcu_head rcu;
 };
+
+/*
+ * The dispatcher's clock, ns.  Every rule of the dispatcher reads time
+ * here, so that a KUnit test can drive it with a clock of its own.
+ */
+static u64 ksmbd_disp_now(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(ksmbd_disp_now);
+	return ktime_get_ns();
+}
 
 static const struct rhashtable_params ksmbd_disp_client_params = {
 	.key_len = sizeof(struct ksmbd_sched_client_key),
@@ -299,7 +371,10 @@ static void ksmbd_disp_budget_set(struct ksmbd_sched_disp *d,
  * while q < KSMBD_SCHED_ADAPT_ALPHA and shrinks by half the excess while
  * q > KSMBD_SCHED_ADAPT_BETA, between budget.min and budget.max; only in
  * a window where requests waited for a slot: else the budget limits
- * nothing and the sample says nothing about it.  base is measured by a
+ * nothing and the sample says nothing about it.  A request that held its
+ * slot KSMBD_SCHED_STALL_MS or more is no sample: it was blocked (the
+ * stall guard's business), not queued in the storage, so one client's
+ * long requests do not drive the budget down.  base is measured by a
  * probe: one window at the smallest budget (BBR's ProbeRTT), after which
  * the budget goes back to where it was; at the first window where
  * requests waited, then every KSMBD_SCHED_ADAPT_PROBE_MS, so that it
@@ -318,7 +393,9 @@ static void ksmbd_disp_budget_sample(struct ksmbd_sched_disp *d,
 	u64 q;
 
 	if (!b->on || !work->sched.bytes ||
-	    work->sched.stime_ns < b->win_start_ns)
+	    work->sched.stime_ns < b->win_start_ns ||
+	    now - work->sched.stime_ns >=
+	    (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC)
 		return;
 	b->win_min_ns = min(b->win_min_ns, now - work->sched.stime_ns);
 	if (d->queued)
@@ -363,13 +440,16 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk);
  * ksmbd_disp_alloc() - a new dispatcher
  * @netns_ino:    its namespace's inode number, for the tracepoints
  * @max_inflight: its budget, 0 for the default
+ * @timeout_ms:   its watchdog, ms, 0 for KSMBD_SCHED_WATCHDOG_MS
  *
  * Context: process, may sleep.
  * Return: the dispatcher with one reference, or NULL without memory.
  */
-struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight)
+struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight,
+					  u32 timeout_ms)
 {
 	struct ksmbd_sched_disp *d = kzalloc(sizeof(*d), GFP_KERNEL);
+	int i;
 
 	if (!d)
 		return NULL;
@@ -381,10 +461,16 @@ struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight)
 	INIT_LIST_HEAD(&d->new_flows);
 	INIT_LIST_HEAD(&d->old_flows);
 	INIT_LIST_HEAD(&d->age);
+	INIT_LIST_HEAD(&d->running);
+	INIT_LIST_HEAD(&d->capped);
+	INIT_LIST_HEAD(&d->idle);
+	for (i = 0; i < KSMBD_SCHED_WHEEL; i++)
+		INIT_LIST_HEAD(&d->wheel[i]);
 	INIT_LIST_HEAD(&d->all);
 	xa_init(&d->classes);
+	d->timeout_ms = timeout_ms ?: KSMBD_SCHED_WATCHDOG_MS;
 	INIT_DELAYED_WORK(&d->guard, ksmbd_disp_guard_fn);
-	ksmbd_disp_budget_set(d, max_inflight, ktime_get_ns());
+	ksmbd_disp_budget_set(d, max_inflight, ksmbd_disp_now());
 	refcount_set(&d->ref, 1);
 	d->netns_ino = netns_ino;
 	return d;
@@ -449,6 +535,10 @@ static void ksmbd_disp_client_put(struct ksmbd_sched_disp *d,
 {
 	if (--c->refs)
 		return;
+	if (c->wcount) {
+		d->wactive -= c->wcount;
+		list_del(&c->idle);
+	}
 	rhashtable_remove_fast(&d->clients, &c->node,
 			       ksmbd_disp_client_params);
 	list_del(&c->all);
@@ -458,14 +548,171 @@ static void ksmbd_disp_client_put(struct ksmbd_sched_disp *d,
 
 static bool ksmbd_disp_client_full(const struct ksmbd_sched_client *c)
 {
-	return READ_ONCE(c->queued) >= KSMBD_SCHED_CLIENT_QUEUED_MAX ||
+	return READ_ONCE(c->queued) + READ_ONCE(c->ctl_queued) >=
+	       KSMBD_SCHED_CLIENT_QUEUED_MAX ||
 	       READ_ONCE(c->qbytes) >= KSMBD_SCHED_CLIENT_QBYTES_MAX;
+}
+
+/* Which list a client's flow is on. */
+enum ksmbd_disp_flow {
+	KSMBD_FLOW_NONE,
+	KSMBD_FLOW_NEW,
+	KSMBD_FLOW_OLD,
+	KSMBD_FLOW_PARKED,
+	KSMBD_FLOW_CAPPED,
+};
+
+static u32 ksmbd_disp_weight(const struct ksmbd_sched_client *c)
+{
+	return c->quantum / KSMBD_SCHED_QUANTUM;
+}
+
+/*
+ * Caller holds d->lock.  @c's requests waiting or running changed: it
+ * counts in the shares of the slot bound while it has any, and for
+ * KSMBD_SCHED_IDLE_MS after its last, so that a client that reads one
+ * request at a time keeps its share between two of them.
+ */
+static void ksmbd_disp_activity(struct ksmbd_sched_disp *d,
+				struct ksmbd_sched_client *c, u64 now)
+{
+	u32 w = ksmbd_disp_weight(c);
+
+	if (c->queued || c->inflight || c->unauth || c->ctl_queued) {
+		if (c->wcount && !list_empty(&c->idle))
+			list_del_init(&c->idle);
+		if (!c->wcount)
+			INIT_LIST_HEAD(&c->idle);
+		d->wactive += w - c->wcount;
+		c->wcount = w;
+	} else if (c->wcount && list_empty(&c->idle)) {
+		c->idle_ns = now;
+		list_add_tail(&c->idle, &d->idle);
+	}
+}
+
+/* Caller holds d->lock.  Clients idle for KSMBD_SCHED_IDLE_MS leave the shares. */
+static void ksmbd_disp_expire(struct ksmbd_sched_disp *d, u64 now)
+{
+	struct ksmbd_sched_client *c;
+
+	while (!list_empty(&d->idle)) {
+		c = list_first_entry(&d->idle, struct ksmbd_sched_client, idle);
+		if (now - c->idle_ns < (u64)KSMBD_SCHED_IDLE_MS * NSEC_PER_MSEC)
+			break;
+		list_del_init(&c->idle);
+		d->wactive -= c->wcount;
+		c->wcount = 0;
+	}
+}
+
+/*
+ * Caller holds d->lock.  The slot bound: a client's weighted share of the
+ * budget (at least one slot), the shares being those of the clients that
+ * count (ksmbd_disp_activity()); alone, the whole budget.
+ */
+static u32 ksmbd_disp_cap(const struct ksmbd_sched_disp *d,
+			  const struct ksmbd_sched_client *c)
+{
+	u64 share = max_t(u64, c->wcount, 1);
+
+	return max_t(u64, DIV_ROUND_UP_ULL((u64)d->max_inflight * share,
+					   max(d->wactive, share)), 1);
+}
+
+/*
+ * Caller holds d->lock.  May @c take no slot now?  Only a client with
+ * stuck requests is held to its bound, its stuck slots counted: the
+ * others are served by the round alone, whose shares are by cost, not
+ * by slots (a small budget would make slots too coarse a unit).  So a
+ * client whose requests block cannot take slot after slot in their
+ * place, and the slots it holds above its share leave the budget
+ * (ksmbd_disp_guard_fn()).
+ */
+static bool ksmbd_disp_at_bound(const struct ksmbd_sched_disp *d,
+				const struct ksmbd_sched_client *c)
+{
+	return c->stuck && c->inflight >= ksmbd_disp_cap(d, c);
+}
+
+/* Caller holds d->lock.  Take @c's flow off whatever list it is on. */
+static void ksmbd_disp_flow_del(struct ksmbd_sched_disp *d,
+				struct ksmbd_sched_client *c)
+{
+	if (c->where == KSMBD_FLOW_PARKED)
+		d->nparked--;
+	list_del_init(&c->flow);
+	c->where = KSMBD_FLOW_NONE;
+}
+
+/*
+ * Caller holds d->lock.  @c joins the end of the old list, for the next
+ * round.  The old list is in round order: a client whose round is not
+ * the one being served means that round is over.
+ */
+static void ksmbd_disp_to_old(struct ksmbd_sched_disp *d,
+			      struct ksmbd_sched_client *c)
+{
+	if (c->where == KSMBD_FLOW_PARKED)
+		d->nparked--;
+	list_move_tail(&c->flow, &d->old_flows);
+	c->where = KSMBD_FLOW_OLD;
+	c->round = d->round + 1;
+}
+
+/*
+ * Caller holds d->lock.  The next round: the clients parked for it
+ * join the old list, with the quanta of the rounds they sat out.
+ */
+static void ksmbd_disp_next_round(struct ksmbd_sched_disp *d, u64 now)
+{
+	struct list_head *slot;
+	struct ksmbd_sched_client *c, *tmp;
+
+	d->round++;
+	slot = &d->wheel[d->round & (KSMBD_SCHED_WHEEL - 1)];
+	list_for_each_entry_safe(c, tmp, slot, flow) {
+		c->deficit += c->park_credit;
+		c->park_credit = 0;
+		if (now)
+			c->turn_ns = now;
+		ksmbd_disp_to_old(d, c);
+	}
+}
+
+/*
+ * Caller holds d->lock.  @c is reached by the round with its deficit used
+ * up.  A client short of one quantum gets it and goes to the end of the
+ * old list (RFC 8290 4.2).  A client deeper in debt, k quanta, would be
+ * passed over k rounds, once per pick: it is parked in the debt wheel
+ * for the round that repays it instead, and gets those k quanta when it
+ * comes back, so that a pick never passes over it more than once.
+ */
+static void ksmbd_disp_repay(struct ksmbd_sched_disp *d,
+			     struct ksmbd_sched_client *c)
+{
+	u64 k = div64_u64((u64)-c->deficit, c->quantum) + 1;
+
+	if (k == 1) {
+		c->deficit += c->quantum;
+		ksmbd_disp_to_old(d, c);
+		return;
+	}
+	k = min_t(u64, k, KSMBD_SCHED_WHEEL - 1);
+	c->park_credit = k * c->quantum;
+	if (c->where == KSMBD_FLOW_PARKED)
+		d->nparked--;
+	list_move_tail(&c->flow,
+		       &d->wheel[(d->round + k - 1) & (KSMBD_SCHED_WHEEL - 1)]);
+	c->where = KSMBD_FLOW_PARKED;
+	d->nparked++;
+	d->parked_total++;
 }
 
 /* Caller holds d->lock.  @work joins its client's queue. */
 static void ksmbd_disp_enqueue(struct ksmbd_sched_disp *d,
 			       struct ksmbd_sched_client *c,
-			       struct ksmbd_work *work)
+			       struct ksmbd_work *work, u64 now)
 {
 	list_add_tail(&work->sched.entry, &c->data);
 	list_add_tail(&work->sched.age, &d->age);
@@ -487,13 +734,15 @@ static void ksmbd_disp_enqueue(struct ksmbd_sched_disp *d,
 		 * price of one quantum.
 		 */
 		if (c->deficit < 0) {
-			list_add_tail(&c->flow, &d->old_flows);
+			ksmbd_disp_to_old(d, c);
 		} else {
 			list_add_tail(&c->flow, &d->new_flows);
+			c->where = KSMBD_FLOW_NEW;
 			c->deficit = c->quantum;
 		}
 		c->refs++;
 	}
+	ksmbd_disp_activity(d, c, now);
 }
 
 /* Caller holds d->lock.  @work leaves its client's queue. */
@@ -514,12 +763,10 @@ static void ksmbd_disp_dequeue(struct ksmbd_sched_disp *d,
 
 /*
  * How a request leaves the queue: for a slot by the round, within the
- * budget; for a slot above the budget, by the stall guard; or without a
- * slot (detach, bypass).  Only the first is a turn for the watchdog.
+ * budget; or without a slot (detach, bypass).
  */
 enum ksmbd_disp_how {
 	KSMBD_DISP_ROUND,
-	KSMBD_DISP_STALL,
 	KSMBD_DISP_FLAT,
 };
 
@@ -548,42 +795,67 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
 	 * oldest request (the head of the age list) goes without touching
 	 * deficits or the round.  Capacity nobody else asked for neither puts
 	 * it in debt nor earns it credit for the next contested round (as a
-	 * flow's virtual start time in start-time fair queueing).
+	 * flow's virtual start time in start-time fair queueing).  The slot
+	 * bound still holds: clients with requests running count.
 	 */
 	if (d->nactive == 1) {
 		work = list_first_entry(&d->age, struct ksmbd_work, sched.age);
+		if (ksmbd_disp_at_bound(d, work->sched.client))
+			return NULL;
 		if (turn_ns)
 			work->sched.client->turn_ns = turn_ns;
 		return work;
 	}
 
+	/*
+	 * Each pass serves a request, or moves one client: to the end of the
+	 * old list (a quantum given, or found empty), into the debt wheel,
+	 * onto the capped list, or out of the round; or starts a round.  A
+	 * client moves at most twice per round, and at most
+	 * KSMBD_SCHED_WHEEL rounds start while every waiting client is
+	 * parked: the work per pick is bounded by that, not by any debt.
+	 */
 	while (d->queued) {
 		head = &d->new_flows;
 		if (list_empty(head))
 			head = &d->old_flows;
-		if (WARN_ON_ONCE(list_empty(head)))
-			return NULL;
+		if (list_empty(head)) {
+			if (!d->nparked)
+				return NULL;	/* every waiting client capped */
+			ksmbd_disp_next_round(d, turn_ns);
+			continue;
+		}
 		c = list_first_entry(head, struct ksmbd_sched_client, flow);
+		if (c->where == KSMBD_FLOW_OLD && c->round != d->round) {
+			ksmbd_disp_next_round(d, turn_ns);
+			continue;
+		}
 		if (turn_ns)
 			c->turn_ns = turn_ns;
 		if (c->deficit <= 0) {
-			c->deficit += c->quantum;
-			list_move_tail(&c->flow, &d->old_flows);
+			ksmbd_disp_repay(d, c);
 			continue;
 		}
 		if (list_empty(&c->data)) {
 			if (c->inflight ||
 			    (head == &d->new_flows && !list_empty(&d->old_flows))) {
-				list_move_tail(&c->flow, &d->old_flows);
+				ksmbd_disp_to_old(d, c);
 			} else {
-				list_del_init(&c->flow);
+				ksmbd_disp_flow_del(d, c);
 				ksmbd_disp_client_put(d, c);
 			}
+			continue;
+		}
+		if (ksmbd_disp_at_bound(d, c)) {
+			list_move_tail(&c->flow, &d->capped);
+			c->where = KSMBD_FLOW_CAPPED;
+			d->capped_total++;
 			continue;
 		}
 		work = list_first_entry(&c->data, struct ksmbd_work,
 					sched.entry);
 		c->deficit -= work->sched.cost;
+		work->sched.charged = true;
 		return work;
 	}
 	return NULL;
@@ -610,32 +882,28 @@ static bool ksmbd_disp_conn_gone(struct ksmbd_conn *conn)
 }
 
 /*
- * Caller holds d->lock.  Take the next request onto @batch, @how (with a
- * slot, or outside the budget: detach, bypass).  A request of a
+ * Caller holds d->lock.  @work leaves its queue onto @batch, @how (with
+ * a slot, or outside the budget: detach, bypass).  A request of a
  * connection going away is dropped and refunded.
- * Return: false when nothing waits.
  */
-static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
-			    struct list_head *batch, u64 now,
-			    enum ksmbd_disp_how how)
+static void ksmbd_disp_out(struct ksmbd_sched_disp *d, struct ksmbd_work *work,
+			   struct list_head *batch, u64 now,
+			   enum ksmbd_disp_how how)
 {
-	struct ksmbd_sched_client *c;
-	struct ksmbd_work *work;
+	struct ksmbd_sched_client *c = work->sched.client;
 
-	work = ksmbd_disp_next(d, how == KSMBD_DISP_ROUND ? now : 0);
-	if (!work)
-		return false;
-	c = work->sched.client;
 	work->sched.clients = min_t(u32, d->nactive, U16_MAX);
 	ksmbd_disp_dequeue(d, c, work);
 	if (unlikely(ksmbd_disp_conn_gone(work->conn))) {
 		work->sched.dropped = true;
-		if (work->sched.clients > 1)
+		if (work->sched.charged)
 			c->deficit += work->sched.cost;
+		work->sched.charged = false;
 		d->dropped++;
 	} else if (how != KSMBD_DISP_FLAT) {
 		work->sched.slot = true;
 		work->sched.stime_ns = now;
+		list_add_tail(&work->sched.age, &d->running);
 		d->inflight++;
 		c->inflight++;
 		d->progress_ns = now;
@@ -643,7 +911,22 @@ static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
 	} else {
 		ksmbd_disp_account(c, work, now - work->sched.qtime_ns);
 	}
+	ksmbd_disp_activity(d, c, now);
 	list_add_tail(&work->sched.entry, batch);
+}
+
+/*
+ * Caller holds d->lock.  Take the next request in turn onto @batch, with
+ * a slot.  Return: false when none may go now.
+ */
+static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
+			    struct list_head *batch, u64 now)
+{
+	struct ksmbd_work *work = ksmbd_disp_next(d, now);
+
+	if (!work)
+		return false;
+	ksmbd_disp_out(d, work, batch, now, KSMBD_DISP_ROUND);
 	return true;
 }
 
@@ -651,22 +934,33 @@ static bool ksmbd_disp_take(struct ksmbd_sched_disp *d,
 static void ksmbd_disp_pick(struct ksmbd_sched_disp *d,
 			    struct list_head *batch, u64 now)
 {
-	while (d->inflight < d->max_inflight &&
-	       ksmbd_disp_take(d, batch, now, KSMBD_DISP_ROUND))
+	ksmbd_disp_expire(d, now);
+	while (d->inflight < d->max_inflight && ksmbd_disp_take(d, batch, now))
 		;
 }
 
-/* Caller holds d->lock.  Everything waiting goes, without slots. */
+/*
+ * Caller holds d->lock.  Everything waiting goes, oldest first, without
+ * slots; so do the unauthenticated requests waiting for their client.
+ */
 static void ksmbd_disp_drain(struct ksmbd_sched_disp *d,
 			     struct list_head *batch, u64 now)
 {
+	struct ksmbd_work *work, *tmp;
 	struct ksmbd_sched_client *c;
 
-	while (ksmbd_disp_take(d, batch, now, KSMBD_DISP_FLAT))
-		;
-	list_for_each_entry(c, &d->all, all)
+	list_for_each_entry_safe(work, tmp, &d->age, sched.age)
+		ksmbd_disp_out(d, work, batch, now, KSMBD_DISP_FLAT);
+	list_for_each_entry(c, &d->all, all) {
+		list_for_each_entry_safe(work, tmp, &c->ctl, sched.entry) {
+			list_move_tail(&work->sched.entry, batch);
+			c->ctl_queued--;
+			c->qbytes -= work->sched.mem;
+			c->unauth++;
+		}
 		if (c->waiters)
 			wake_up(&c->wq);
+	}
 }
 
 static void ksmbd_disp_trace(struct ksmbd_sched_disp *d,
@@ -708,28 +1002,55 @@ static void ksmbd_disp_arm_guard(struct ksmbd_sched_disp *d)
 }
 
 /*
+ * Caller holds d->lock.  @work has held its slot so long that it is
+ * stuck: the slot leaves the budget, so that the next request in turn
+ * can run, and stays counted against its client's slot bound, so that
+ * the client cannot take another in its place.
+ */
+static void ksmbd_disp_stick(struct ksmbd_sched_disp *d,
+			     struct ksmbd_work *work)
+{
+	struct ksmbd_sched_client *c = work->sched.client;
+
+	list_del_init(&work->sched.age);
+	work->sched.stuck = true;
+	d->inflight--;
+	d->stuck++;
+	d->stuck_total++;
+	c->stuck++;
+}
+
+/*
  * The stall guard and the watchdog, every KSMBD_SCHED_STALL_MS / 2 while
- * requests wait.  The guard is the workqueue rescuer's idea: if every slot
- * has been held for KSMBD_SCHED_STALL_MS with no slot given back, the
- * holders are blocked on something the dispatcher does not know about;
- * admit one more so that the namespace makes progress.  The watchdog is
- * sched_ext's: the oldest waiting request's client not reached by the
- * round for KSMBD_SCHED_WATCHDOG_MS (and the request waiting as long)
- * means the dispatcher itself is broken; hand everything to the flat
- * path and stay out of the way until the program is replaced.  A
- * request's own wait is no such sign: on slow storage a fair round makes
- * the last of a large reader's requests wait several of its client's
- * turns.  Stall admits are not turns: a namespace that makes progress
- * only through them is stalled.  A client the round starves is caught
- * once its request is the oldest: every older one is served meanwhile.
+ * requests wait.  Both deal with the requests that hold slots without
+ * giving them back, and with their clients, never with the namespace:
+ *  - the stall guard is the workqueue rescuer's idea: if every slot has
+ *    been held for KSMBD_SCHED_STALL_MS with no slot given back, the
+ *    holders are blocked on something the dispatcher does not know
+ *    about; the oldest one is stuck, and its slot leaves the budget;
+ *  - a slot held for KSMBD_SCHED_HOLD_MS by a client above its share of
+ *    the slots (another client became active meanwhile) leaves the
+ *    budget too;
+ *  - the watchdog (sched_ext's, timeout_ms): a slot held for timeout_ms
+ *    while others wait is stuck, its client's problem (quarantined),
+ *    whatever the bound.
+ * A stuck slot stays counted against its client until its request
+ * finishes, so a client whose requests block ends up holding its own
+ * share of stuck slots and waiting, while the others keep the budget.
+ * Bypass (the flat path for the whole namespace) is left for the
+ * dispatcher's own failure: a client that the round has not reached for
+ * timeout_ms while slots are free and it is neither capped nor parked.
  */
 static void ksmbd_disp_guard_fn(struct work_struct *wk)
 {
 	struct ksmbd_sched_disp *d = container_of(to_delayed_work(wk),
 						  struct ksmbd_sched_disp,
 						  guard);
-	u64 now = ktime_get_ns(), oldest = 0;
-	struct ksmbd_work *work;
+	u64 now = ksmbd_disp_now(), oldest = 0, held;
+	u64 stall = (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC;
+	u64 timeout = (u64)d->timeout_ms * NSEC_PER_MSEC;
+	struct ksmbd_sched_client *c = NULL;
+	struct ksmbd_work *work, *tmp;
 	bool bypass = false;
 	LIST_HEAD(batch);
 
@@ -739,26 +1060,51 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 		spin_unlock(&d->lock);
 		return;
 	}
-	work = list_first_entry(&d->age, struct ksmbd_work, sched.age);
-	oldest = now - max(work->sched.qtime_ns, work->sched.client->turn_ns);
-	if (oldest >= (u64)KSMBD_SCHED_WATCHDOG_MS * NSEC_PER_MSEC) {
+	ksmbd_disp_expire(d, now);
+	list_for_each_entry_safe(work, tmp, &d->running, sched.age) {
+		held = now - work->sched.stime_ns;
+		if (held < stall)
+			break;
+		c = work->sched.client;
+		if (held >= timeout) {
+			ksmbd_disp_stick(d, work);
+			d->quarantined++;
+		} else if (held >= (u64)KSMBD_SCHED_HOLD_MS * NSEC_PER_MSEC &&
+			   c->inflight - c->stuck > ksmbd_disp_cap(d, c)) {
+			ksmbd_disp_stick(d, work);
+		}
+	}
+	if (d->inflight >= d->max_inflight && now - d->progress_ns >= stall &&
+	    !list_empty(&d->running)) {
+		ksmbd_disp_stick(d, list_first_entry(&d->running,
+						     struct ksmbd_work,
+						     sched.age));
+		d->stall_admits++;
+		d->progress_ns = now;
+	}
+	ksmbd_disp_pick(d, &batch, now);
+
+	if (d->queued) {
+		work = list_first_entry(&d->age, struct ksmbd_work, sched.age);
+		c = work->sched.client;
+		oldest = now - max(work->sched.qtime_ns, c->turn_ns);
+	}
+	if (c && oldest >= timeout && d->inflight < d->max_inflight &&
+	    (c->where == KSMBD_FLOW_NEW || c->where == KSMBD_FLOW_OLD)) {
 		d->bypass = true;
 		d->bypass_wait_ns = oldest;
 		d->guard_armed = false;
 		bypass = true;
 		ksmbd_disp_drain(d, &batch, now);
 	} else {
-		if (d->inflight >= d->max_inflight &&
-		    now - d->progress_ns >=
-		    (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC &&
-		    ksmbd_disp_take(d, &batch, now, KSMBD_DISP_STALL))
-			d->stall_admits++;
 		queue_delayed_work(system_wq, &d->guard,
 				   msecs_to_jiffies(KSMBD_SCHED_STALL_MS / 2));
 	}
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
 	if (bypass) {
+		WARN_ONCE(1, "ksmbd: sched: a client waited %llu ms with free slots\n",
+			  oldest / NSEC_PER_MSEC);
 		pr_warn("ksmbd: sched: a client waited %llu ms for its turn in the dispatcher (netns %u): bypassed until the program is replaced\n",
 			oldest / NSEC_PER_MSEC, d->netns_ino);
 		trace_ksmbd_sched_bypass(d->netns_ino, "watchdog", oldest);
@@ -769,23 +1115,24 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
  * ksmbd_disp_kill() - detach a dispatcher: nothing waits any more
  * @d: the dispatcher; the attachment's reference is dropped
  *
- * Every waiting request is handed to its workqueue, in round-robin
- * order, and keeps its reference until it has run.  Clients stay while
+ * Every waiting request is handed to its workqueue, oldest first, and
+ * keeps its reference until it has run.  Clients stay while
  * connections are bound to them.  Context: process, may sleep; the
  * caller holds ksmbd_sched_mutex.
  */
 void ksmbd_disp_kill(struct ksmbd_sched_disp *d)
 {
 	struct ksmbd_sched_client *c, *tmp;
-	u64 now = ktime_get_ns();
+	u64 now = ksmbd_disp_now();
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
 	d->dead = true;
 	ksmbd_disp_drain(d, &batch, now);
-	list_splice_init(&d->new_flows, &d->old_flows);
-	list_for_each_entry_safe(c, tmp, &d->old_flows, flow) {
-		list_del_init(&c->flow);
+	list_for_each_entry_safe(c, tmp, &d->all, all) {
+		if (c->where == KSMBD_FLOW_NONE)
+			continue;
+		ksmbd_disp_flow_del(d, c);
 		ksmbd_disp_client_put(d, c);
 	}
 	spin_unlock(&d->lock);
@@ -798,21 +1145,46 @@ void ksmbd_disp_kill(struct ksmbd_sched_disp *d)
  * ksmbd_disp_update() - a replacing program's budget; re-arm the watchdog
  * @d:            the dispatcher
  * @max_inflight: the new program's budget, 0 for the default
+ * @timeout_ms:   the new program's watchdog, ms, 0 for the default
  *
  * A larger budget dispatches waiting requests at once.  A dispatcher the
  * watchdog bypassed takes requests again.
  */
-void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight)
+void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight,
+		       u32 timeout_ms)
 {
-	u64 now = ktime_get_ns();
+	u64 now = ksmbd_disp_now();
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
 	ksmbd_disp_budget_set(d, max_inflight, now);
+	d->timeout_ms = timeout_ms ?: KSMBD_SCHED_WATCHDOG_MS;
 	d->bypass = false;
 	ksmbd_disp_pick(d, &batch, now);
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
+}
+
+/*
+ * The key address of a PER_PEER client: an IPv4 peer's whole address,
+ * an IPv6 peer's prefix of the class word's PEER6 length (default /64:
+ * a host may use any address of its subnet, RFC 8981, so a finer key
+ * would let one host be as many clients as it likes).
+ */
+static void ksmbd_disp_peer_key(u8 *key, const struct ksmbd_sched_conn *ctx,
+				u32 class_word)
+{
+	unsigned int bits = KSMBD_SCHED_CLASS_PEER6_OF(class_word) * 4;
+
+	memcpy(key, ctx->peer_addr, 16);
+	if (ctx->family != AF_INET6)
+		return;
+	if (!bits)
+		bits = KSMBD_SCHED_CLASS_PEER6_DEFAULT * 4;
+	bits = min(bits, 128U);
+	if (bits % 8)
+		key[bits / 8] &= 0xff << (8 - bits % 8);
+	memset(key + DIV_ROUND_UP(bits, 8), 0, 16 - DIV_ROUND_UP(bits, 8));
 }
 
 /**
@@ -840,7 +1212,7 @@ int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 	int err = 0;
 
 	if (class_word & KSMBD_SCHED_CLASS_PER_PEER)
-		memcpy(key.addr, conn->sched.ctx.peer_addr, 16);
+		ksmbd_disp_peer_key(key.addr, &conn->sched.ctx, class_word);
 
 	spin_lock(&d->lock);
 	c = rhashtable_lookup_fast(&d->clients, &key, ksmbd_disp_client_params);
@@ -852,6 +1224,8 @@ int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 		nc->key = key;
 		INIT_LIST_HEAD(&nc->flow);
 		INIT_LIST_HEAD(&nc->data);
+		INIT_LIST_HEAD(&nc->ctl);
+		INIT_LIST_HEAD(&nc->idle);
 		init_waitqueue_head(&nc->wq);
 		spin_lock(&d->lock);
 		c = rhashtable_lookup_fast(&d->clients, &key,
@@ -880,6 +1254,10 @@ int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 	c->conns++;
 	c->class_word = class_word;
 	c->quantum = KSMBD_SCHED_QUANTUM * weight;
+	if (c->wcount) {
+		d->wactive += weight - c->wcount;
+		c->wcount = weight;
+	}
 	refcount_inc(&d->ref);
 	conn->sched.disp = d;
 	conn->sched.client = c;
@@ -924,7 +1302,7 @@ void ksmbd_disp_conn_stop(struct ksmbd_conn *conn)
 	struct ksmbd_sched_client *c = conn->sched.client;
 	struct ksmbd_sched_disp *d = conn->sched.disp;
 	struct ksmbd_work *work, *tmp;
-	u64 now = ktime_get_ns();
+	u64 now = ksmbd_disp_now();
 	LIST_HEAD(batch);
 
 	if (!d)
@@ -938,6 +1316,17 @@ void ksmbd_disp_conn_stop(struct ksmbd_conn *conn)
 		d->dropped++;
 		list_add_tail(&work->sched.entry, &batch);
 	}
+	list_for_each_entry_safe(work, tmp, &c->ctl, sched.entry) {
+		if (work->conn != conn)
+			continue;
+		list_move_tail(&work->sched.entry, &batch);
+		c->ctl_queued--;
+		c->qbytes -= work->sched.mem;
+		c->unauth++;
+		work->sched.dropped = true;
+		d->dropped++;
+	}
+	ksmbd_disp_activity(d, c, now);
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
 }
@@ -970,16 +1359,48 @@ static void ksmbd_disp_throttle(struct ksmbd_sched_disp *d,
 	spin_unlock(&d->lock);
 }
 
+/*
+ * Caller holds d->lock.  An unauthenticated request (its connection had
+ * no session when it arrived): it takes no slot of the budget, which is
+ * for the work of clients that logged in, and its client runs at most
+ * KSMBD_SCHED_CLIENT_UNAUTH_MAX such requests at once; the others wait
+ * in its queue, counted against its caps, so that a peer flooding
+ * NEGOTIATE or SESSION_SETUP (or anything before it logs in) delays
+ * itself, not another client's mount.  Return: true if it may run now.
+ */
+static bool ksmbd_disp_unauth(struct ksmbd_sched_disp *d,
+			      struct ksmbd_sched_client *c,
+			      struct ksmbd_work *work, u64 now)
+{
+	work->sched.disp = d;
+	work->sched.client = c;
+	c->refs++;
+	if (c->unauth < KSMBD_SCHED_CLIENT_UNAUTH_MAX) {
+		c->unauth++;
+		ksmbd_disp_activity(d, c, now);
+		return true;
+	}
+	list_add_tail(&work->sched.entry, &c->ctl);
+	WRITE_ONCE(c->ctl_queued, c->ctl_queued + 1);
+	WRITE_ONCE(c->qbytes, c->qbytes + work->sched.mem);
+	d->unauth_waits++;
+	ksmbd_disp_activity(d, c, now);
+	return false;
+}
+
 /**
  * ksmbd_disp_queue() - a received request enters the dispatcher
  * @d:       the dispatcher; the caller's reference goes to @work
- * @work:    the request, with sched.verdict, bytes, cost, mem, class_word
- *           and command set
+ * @work:    the request, with sched.verdict, bytes, cost, mem, class_word,
+ *           command and unauth set
  * @control: it must not wait (ksmbd_sched.c: every PDU a control command)
  *
- * A control request (or any request when @d is detached or bypassed, or
- * its connection has no client) is queued on its workqueue at once.  A
- * data request joins its client's queue and free slots are filled in
+ * A control request of a client that logged in (or any request when @d
+ * is detached or bypassed, or its connection has no client) is queued on
+ * its workqueue at once; control requests are counted, and charged
+ * KSMBD_SCHED_COST_MIN in their client's round.  An unauthenticated
+ * request runs within its client's bound (ksmbd_disp_unauth()).  A data
+ * request joins its client's queue and free slots are filled in
  * round-robin order.  Context: the connection's receiver thread; it
  * waits while its client is over its cap.
  */
@@ -987,15 +1408,14 @@ void ksmbd_disp_queue(struct ksmbd_sched_disp *d, struct ksmbd_work *work,
 		      bool control)
 {
 	struct ksmbd_sched_client *c = NULL;
-	u64 now = ktime_get_ns();
+	u64 now = ksmbd_disp_now();
 	bool full = false;
 	LIST_HEAD(batch);
 
 	work->sched.qtime_ns = now;
 	if (work->conn->sched.disp == d)
 		c = work->conn->sched.client;
-	if (control || work->conn->sched.disp != d || READ_ONCE(d->dead) ||
-	    READ_ONCE(d->bypass))
+	if (!c || READ_ONCE(d->dead) || READ_ONCE(d->bypass))
 		goto flat;
 
 	spin_lock(&d->lock);
@@ -1003,10 +1423,24 @@ void ksmbd_disp_queue(struct ksmbd_sched_disp *d, struct ksmbd_work *work,
 		spin_unlock(&d->lock);
 		goto flat;
 	}
-	work->sched.disp = d;
-	ksmbd_disp_enqueue(d, c, work);
-	ksmbd_disp_pick(d, &batch, now);
-	ksmbd_disp_arm_guard(d);
+	if (work->sched.unauth) {
+		atomic64_inc(&c->stats->bypassed);
+		c->control++;
+		if (ksmbd_disp_unauth(d, c, work, now))
+			list_add_tail(&work->sched.entry, &batch);
+	} else if (control) {
+		c->control++;
+		if (c->where != KSMBD_FLOW_NONE)
+			c->deficit = max_t(s64, c->deficit - KSMBD_SCHED_COST_MIN,
+					   -KSMBD_SCHED_DEBT_MAX);
+		spin_unlock(&d->lock);
+		goto flat;
+	} else {
+		work->sched.disp = d;
+		ksmbd_disp_enqueue(d, c, work, now);
+		ksmbd_disp_pick(d, &batch, now);
+		ksmbd_disp_arm_guard(d);
+	}
 	if (ksmbd_disp_client_full(c)) {
 		full = true;
 		c->waiters++;
@@ -1045,16 +1479,27 @@ static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
 	if (!work->sched.slot)
 		return;
 	work->sched.slot = false;
-	d->inflight--;
+	work->sched.held_ns += now - work->sched.stime_ns;
+	if (work->sched.stuck) {
+		work->sched.stuck = false;
+		d->stuck--;
+		c->stuck--;
+	} else {
+		list_del_init(&work->sched.age);
+		d->inflight--;
+		d->progress_ns = now;
+		if (done)
+			ksmbd_disp_budget_sample(d, work, now);
+	}
 	c->inflight--;
-	d->progress_ns = now;
-	if (done)
-		ksmbd_disp_budget_sample(d, work, now);
+	if (c->where == KSMBD_FLOW_CAPPED)
+		ksmbd_disp_to_old(d, c);
 	/* nothing waiting, nothing running: sparse again */
-	if (!c->inflight && !c->queued && !list_empty(&c->flow)) {
-		list_del_init(&c->flow);
+	if (!c->inflight && !c->queued && c->where != KSMBD_FLOW_NONE) {
+		ksmbd_disp_flow_del(d, c);
 		ksmbd_disp_client_put(d, c);
 	}
+	ksmbd_disp_activity(d, c, now);
 	if (!d->dead && !d->bypass)
 		ksmbd_disp_pick(d, batch, now);
 }
@@ -1070,7 +1515,7 @@ static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
 void ksmbd_disp_release_slot(struct ksmbd_work *work, bool wait)
 {
 	struct ksmbd_sched_disp *d = work->sched.disp;
-	u64 now = ktime_get_ns();
+	u64 now = ksmbd_disp_now();
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
@@ -1081,22 +1526,98 @@ void ksmbd_disp_release_slot(struct ksmbd_work *work, bool wait)
 	ksmbd_disp_run_batch(d, &batch, now);
 }
 
+/*
+ * Caller holds d->lock.  What @work really cost, bytes (Documentation/
+ * dispatch.rst, "Cost"): the bytes it moved; a request that moved less
+ * than KSMBD_SCHED_SEEKY_BYTES is charged the time it held its slot at
+ * the storage's rate if that is more, as BFQ charges a seeky queue by
+ * its service time and blk-iocost turns an IO into device time with a
+ * linear model.  The rate is learnt from READs and WRITEs that moved at
+ * least KSMBD_SCHED_SEEKY_BYTES without being stuck.  Between
+ * KSMBD_SCHED_COST_MIN and KSMBD_SCHED_COST_MAX.
+ */
+static u32 ksmbd_disp_real_cost(struct ksmbd_sched_disp *d,
+				const struct ksmbd_work *work)
+{
+	u64 moved = work->sched.moved, held = work->sched.held_ns, r;
+	u16 cmd = work->sched.command;
+
+	if (moved >= KSMBD_SCHED_SEEKY_BYTES && held &&
+	    held < (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC &&
+	    (cmd == SMB2_READ_HE || cmd == SMB2_WRITE_HE)) {
+		r = div64_u64(moved * NSEC_PER_USEC << 4, held);
+		d->rate = d->rate ? d->rate - (d->rate >> 3) + (r >> 3) : r;
+	}
+	if (moved < KSMBD_SCHED_SEEKY_BYTES && d->rate)
+		moved = max(moved, mul_u64_u64_div_u64(held, d->rate,
+						       NSEC_PER_USEC << 4));
+	return clamp_t(u64, moved, KSMBD_SCHED_COST_MIN, KSMBD_SCHED_COST_MAX);
+}
+
+/*
+ * Caller holds d->lock.  @work finished: its client is charged what it
+ * really cost instead of the estimate taken when it was picked, if it
+ * was charged then (contested service only).  A refused request costs
+ * what its refusal cost; a short READ what it read.
+ */
+static void ksmbd_disp_charge(struct ksmbd_sched_disp *d,
+			      struct ksmbd_work *work)
+{
+	struct ksmbd_sched_client *c = work->sched.client;
+	u32 cost = ksmbd_disp_real_cost(d, work);
+
+	c->cost += cost;
+	c->stats->cost += cost;
+	if (!work->sched.charged)
+		return;
+	c->deficit += (s64)work->sched.cost - cost;
+	c->deficit = clamp_t(s64, c->deficit, -KSMBD_SCHED_DEBT_MAX,
+			     c->quantum);
+}
+
+/* Caller holds d->lock.  An unauthenticated request finished. */
+static void ksmbd_disp_unauth_done(struct ksmbd_sched_disp *d,
+				   struct ksmbd_sched_client *c,
+				   struct list_head *batch)
+{
+	struct ksmbd_work *next;
+
+	c->unauth--;
+	if (list_empty(&c->ctl) || d->dead || d->bypass)
+		return;
+	next = list_first_entry(&c->ctl, struct ksmbd_work, sched.entry);
+	list_move_tail(&next->sched.entry, batch);
+	WRITE_ONCE(c->ctl_queued, c->ctl_queued - 1);
+	WRITE_ONCE(c->qbytes, c->qbytes - next->sched.mem);
+	c->unauth++;
+	if (c->waiters && !ksmbd_disp_client_full(c))
+		wake_up(&c->wq);
+}
+
 /**
  * ksmbd_disp_work_done() - a tracked request finished
  * @work: the request, before it is freed
  *
- * Gives back its slot, drops its client and its dispatcher reference.
- * Context: the worker that ran it.
+ * Gives back its slot, charges its client what it really cost, drops its
+ * client and its dispatcher reference.  Context: the worker that ran it.
  */
 void ksmbd_disp_work_done(struct ksmbd_work *work)
 {
 	struct ksmbd_sched_disp *d = work->sched.disp;
-	u64 now = ktime_get_ns();
+	struct ksmbd_sched_client *c = work->sched.client;
+	u64 now = ksmbd_disp_now();
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
-	ksmbd_disp_put_slot(d, work, &batch, now, true);
-	ksmbd_disp_client_put(d, work->sched.client);
+	if (work->sched.unauth) {
+		ksmbd_disp_unauth_done(d, c, &batch);
+	} else {
+		ksmbd_disp_put_slot(d, work, &batch, now, true);
+		if (!work->sched.dropped)
+			ksmbd_disp_charge(d, work);
+	}
+	ksmbd_disp_activity(d, c, now);
+	ksmbd_disp_client_put(d, c);
 	work->sched.client = NULL;
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
@@ -1109,9 +1630,12 @@ void ksmbd_disp_work_done(struct ksmbd_work *work)
  * @m: the seq_file
  * @d: the dispatcher
  *
- * "key: value" lines, then one "class:" line per class seen:
+ * "key: value" lines, then per class seen a "class:" line and a
+ * "class_cost:" line:
  *   class: ID dispatched N bypassed N bytes N wait_ns N hist H0,H1,...
- * where Hi counts waits in [2^(i-1), 2^i) us (H0: under 1 us).
+ *   class_cost: ID BYTES
+ * where Hi counts waits in [2^(i-1), 2^i) us (H0: under 1 us) and BYTES
+ * is what its finished requests were charged (ksmbd_disp_charge()).
  * Context: process; the caller holds ksmbd_sched_mutex.
  */
 void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
@@ -1130,6 +1654,15 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 	seq_printf(m, "budget_base_ns: %llu\n", d->budget.base_ns);
 	seq_printf(m, "budget_changes: %llu\n", d->budget.changes);
 	seq_printf(m, "inflight: %u\n", d->inflight);
+	seq_printf(m, "stuck: %u\n", d->stuck);
+	seq_printf(m, "stuck_total: %llu\n", d->stuck_total);
+	seq_printf(m, "quarantined: %llu\n", d->quarantined);
+	seq_printf(m, "capped: %llu\n", d->capped_total);
+	seq_printf(m, "parked: %llu\n", d->parked_total);
+	seq_printf(m, "unauth_waits: %llu\n", d->unauth_waits);
+	seq_printf(m, "client_unauth_max: %u\n", KSMBD_SCHED_CLIENT_UNAUTH_MAX);
+	seq_printf(m, "cost_max: %u\n", KSMBD_SCHED_COST_MAX);
+	seq_printf(m, "rate_bytes_per_us: %llu\n", d->rate >> 4);
 	seq_printf(m, "queued: %u\n", d->queued);
 	seq_printf(m, "clients: %u\n", d->nactive);
 	seq_printf(m, "alloc_fail: %llu\n", d->alloc_fail);
@@ -1143,7 +1676,7 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 	seq_printf(m, "throttled: %llu\n", d->throttled);
 	seq_printf(m, "client_queued_max: %u\n", KSMBD_SCHED_CLIENT_QUEUED_MAX);
 	seq_printf(m, "client_qbytes_max: %u\n", KSMBD_SCHED_CLIENT_QBYTES_MAX);
-	seq_printf(m, "watchdog_ms: %u\n", KSMBD_SCHED_WATCHDOG_MS);
+	seq_printf(m, "watchdog_ms: %u\n", d->timeout_ms);
 	seq_printf(m, "bypass: %d\n", d->bypass ? 1 : 0);
 	seq_printf(m, "bypass_wait_ns: %llu\n", d->bypass_wait_ns);
 	spin_unlock(&d->lock);
@@ -1153,6 +1686,7 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 		snap.dispatched = cs->dispatched;
 		snap.bytes = cs->bytes;
 		snap.wait_ns = cs->wait_ns;
+		snap.cost = cs->cost;
 		memcpy(snap.hist, cs->hist, sizeof(snap.hist));
 		spin_unlock(&d->lock);
 		seq_printf(m, "class: %lu dispatched %llu bypassed %lld bytes %llu wait_ns %llu hist ",
@@ -1161,6 +1695,7 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 		for (i = 0; i < KSMBD_SCHED_WAIT_BUCKETS; i++)
 			seq_printf(m, i ? ",%llu" : "%llu", snap.hist[i]);
 		seq_putc(m, '\n');
+		seq_printf(m, "class_cost: %lu %llu\n", id, snap.cost);
 	}
 }
 
@@ -1171,7 +1706,8 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
  *
  * One line per client:
  *   client id=N class=N weight=N peer=ADDR|- conns=N queued=N inflight=N
- *   dispatched=N bytes=N deficit=N
+ *   dispatched=N bytes=N deficit=N cost=N control=N stuck=N unauth=N
+ *   slot_bound=N
  * Context: process; the caller holds ksmbd_sched_mutex.
  */
 void ksmbd_disp_show_clients(struct seq_file *m, struct ksmbd_sched_disp *d)
@@ -1187,9 +1723,10 @@ void ksmbd_disp_show_clients(struct seq_file *m, struct ksmbd_sched_disp *d)
 			seq_printf(m, "peer=%pI6c", c->key.addr);
 		else
 			seq_puts(m, "peer=-");
-		seq_printf(m, " conns=%u queued=%u inflight=%u dispatched=%llu bytes=%llu deficit=%lld\n",
+		seq_printf(m, " conns=%u queued=%u inflight=%u dispatched=%llu bytes=%llu deficit=%lld cost=%llu control=%llu stuck=%u unauth=%u slot_bound=%u\n",
 			   c->conns, c->queued, c->inflight, c->dispatched,
-			   c->bytes, c->deficit);
+			   c->bytes, c->deficit, c->cost, c->control, c->stuck,
+			   c->unauth, ksmbd_disp_cap(d, c));
 	}
 	spin_unlock(&d->lock);
 }

@@ -36,17 +36,38 @@ struct seq_file;
  *	again this often, with the budget at its minimum for one window
  * @KSMBD_SCHED_COST_MIN: cost floor of a request, bytes: a request that
  *	moves less (metadata, a 1-byte READ) is charged this much
+ * @KSMBD_SCHED_COST_MAX: cost ceiling of one request, bytes, up front and
+ *	at completion: a server-side copy's most (16 MiB, as ksmbd's
+ *	copychunk limit)
+ * @KSMBD_SCHED_DEBT_MAX: a client's deficit never falls below minus this
+ * @KSMBD_SCHED_SEEKY_BYTES: a request that moves less than this is
+ *	charged by the time it held its slot if that costs more (BFQ's
+ *	service-time charging of seeky queues)
  * @KSMBD_SCHED_QUANTUM: deficit round robin quantum of a client of
  *	weight 1, bytes; weight w gives w times as much
+ * @KSMBD_SCHED_WHEEL: rounds of the debt wheel, a power of two above
+ *	KSMBD_SCHED_DEBT_MAX / KSMBD_SCHED_QUANTUM + 1: a client in debt
+ *	waits there for the round that repays it, so no pick passes over it
+ *	once per quantum
  * @KSMBD_SCHED_STALL_MS: stall guard: when no slot was given back for
- *	this long while requests wait, one more request is admitted
- * @KSMBD_SCHED_WATCHDOG_MS: watchdog: the oldest waiting data request
- *	waiting this long, and its client not reached by the round for as
- *	long, puts the dispatcher in bypass (flat path) until it is replaced
+ *	this long while requests wait, the oldest slot is taken out of the
+ *	budget (its request is stuck); a request that held its slot this
+ *	long is no sample of the adaptive budget
+ * @KSMBD_SCHED_HOLD_MS: a slot held this long by a client above its share
+ *	of the slots, while others wait, leaves the budget (stuck)
+ * @KSMBD_SCHED_WATCHDOG_MS: default watchdog (ops timeout_ms 0): requests
+ *	holding their slots this long while others wait are stuck: their
+ *	slots leave the budget and stay counted against their client
+ * @KSMBD_SCHED_IDLE_MS: a client that had nothing waiting or running for
+ *	this long no longer counts in the shares of the slot bound
  * @KSMBD_SCHED_CLIENT_QUEUED_MAX: requests one client may have waiting;
  *	above it its connections' receivers stop reading
  * @KSMBD_SCHED_CLIENT_QBYTES_MAX: bytes of received messages one client
  *	may have waiting, same effect
+ * @KSMBD_SCHED_CLIENT_UNAUTH_MAX: requests received before their
+ *	connection had a session (NEGOTIATE, SESSION_SETUP, anything a peer
+ *	sends before it logs in) that one client runs at once; the others
+ *	wait in its queue
  */
 enum ksmbd_sched_consts {
 	KSMBD_SCHED_INFLIGHT_PER_CPU	= 16,
@@ -59,18 +80,30 @@ enum ksmbd_sched_consts {
 	KSMBD_SCHED_ADAPT_WINDOW	= 8,
 	KSMBD_SCHED_ADAPT_PROBE_MS	= 10000,
 	KSMBD_SCHED_COST_MIN		= SZ_4K,
+	KSMBD_SCHED_COST_MAX		= SZ_16M,
+	KSMBD_SCHED_DEBT_MAX		= SZ_32M,
+	KSMBD_SCHED_SEEKY_BYTES		= SZ_64K,
 	KSMBD_SCHED_QUANTUM		= SZ_128K,
+	KSMBD_SCHED_WHEEL		= 512,
 	KSMBD_SCHED_STALL_MS		= 200,
+	KSMBD_SCHED_HOLD_MS		= 1000,
 	KSMBD_SCHED_WATCHDOG_MS		= 30000,
+	KSMBD_SCHED_IDLE_MS		= 500,
 	KSMBD_SCHED_CLIENT_QUEUED_MAX	= 256,
 	KSMBD_SCHED_CLIENT_QBYTES_MAX	= SZ_32M,
+	KSMBD_SCHED_CLIENT_UNAUTH_MAX	= 2,
 };
 
-struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight);
+static_assert(KSMBD_SCHED_WHEEL > KSMBD_SCHED_DEBT_MAX / KSMBD_SCHED_QUANTUM + 1);
+static_assert(!(KSMBD_SCHED_WHEEL & (KSMBD_SCHED_WHEEL - 1)));
+
+struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight,
+					  u32 timeout_ms);
 bool ksmbd_disp_tryget(struct ksmbd_sched_disp *d);
 void ksmbd_disp_put(struct ksmbd_sched_disp *d);
 void ksmbd_disp_kill(struct ksmbd_sched_disp *d);
-void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight);
+void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight,
+		       u32 timeout_ms);
 int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 			 u32 class_word);
 void ksmbd_disp_conn_unbind(struct ksmbd_conn *conn);

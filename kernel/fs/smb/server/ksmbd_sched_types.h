@@ -25,9 +25,14 @@ struct ksmbd_read_payload;
  * @client:   its client while it is tracked (waiting or holding a slot)
  * @qtime_ns: when it was queued, ktime_get_ns()
  * @stime_ns: when it took its slot, ktime_get_ns() (the adaptive budget)
+ * @held_ns:  how long it held its slot, ns, once it gave it back
  * @verdict:  the clamped verdict word of classify_req()
- * @bytes:    READ/WRITE bytes of all its PDUs, 0 for other commands
- * @cost:     what its client is charged, bytes (ksmbd_sched_disp.c)
+ * @bytes:    READ/WRITE bytes of all its PDUs, each clamped to what its
+ *            connection may ask; 0 for other commands
+ * @cost:     what its client is charged up front, bytes
+ *            (ksmbd_sched_disp.c)
+ * @moved:    bytes it really moved, set while it runs
+ *            (ksmbd_sched_moved()); its charge at completion
  * @mem:      bytes of its received message, counted against its
  *            client's queued-bytes cap while it waits
  * @class_word: class word of its connection when it was received
@@ -36,6 +41,11 @@ struct ksmbd_read_payload;
  * @clients:  clients with waiting requests when it was picked (0: it
  *            did not wait), for the dispatch tracepoint
  * @slot:     it holds one of the dispatcher's in-flight slots
+ * @stuck:    it held its slot so long that the slot was taken out of
+ *            the budget; it still counts against its client's bound
+ * @charged:  @cost was taken from its client's deficit (contested)
+ * @unauth:   received before its connection had a session: it never
+ *            takes a slot, and its client runs few such at once
  * @dropped:  its connection was going away when it was picked: it is
  *            not run, only freed
  * @payload:  page-backed READ data to send spliced, or NULL
@@ -47,14 +57,19 @@ struct ksmbd_sched_work {
 	struct ksmbd_sched_client *client;
 	u64			qtime_ns;
 	u64			stime_ns;
+	u64			held_ns;
 	u32			verdict;
 	u32			bytes;
 	u32			cost;
+	u32			moved;
 	u32			mem;
 	u32			class_word;
 	u16			command;
 	u16			clients;
 	bool			slot;
+	bool			stuck;
+	bool			charged;
+	bool			unauth;
 	bool			dropped;
 	struct ksmbd_read_payload *payload;
 };

@@ -150,4 +150,8 @@ struct ksmbd_sched_req {
 /* Upper bound of ksmbd_sched_ops::max_inflight (-E2BIG above). */
 #define KSMBD_SCHED_MAX_INFLIGHT_LIMIT	4096
 
+/* Bounds of ksmbd_sched_ops::timeout_ms when not 0 (-EINVAL, -E2BIG). */
+#define KSMBD_SCHED_TIMEOUT_MS_MIN	1000
+#define KSMBD_SCHED_TIMEOUT_MS_LIMIT	600000
+
 #endif /* _UAPI_LINUX_KSMBD_SCHED_H */

@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Peers that lie and flood before they log in cannot take the server from
+# a client that did.  The reference classifier (unmatched peers: class 0,
+# PER_PEER); a victim, a cifs mount from 127.0.0.2 (class 1), reads 4 KiB
+# at queue depth 8.
+#   (a) two raw peers (127.0.0.3 and .4, hostile.py unauth-read) stream
+#       READs with Length 0xffffffff on connections without a session:
+#       - the victim keeps at least a quarter of the IOPS it had alone in
+#         this boot;
+#       - their requests never take a slot of the budget: class 0 has
+#         dispatched 0 and every one of its requests was counted as
+#         control, and requests of theirs waited for their own client's
+#         bound (unauth_waits grows); the dispatcher was never bypassed;
+#   (b) one raw peer (127.0.0.3, hostile.py neg-flood) opens connection
+#       after connection with NEGOTIATE and a failing SESSION_SETUP while
+#       another address (127.0.0.5) mounts and reads a file: its mount
+#       and read take at most 3 times what they take alone in this boot
+#       (both measured here, one after the other) and the data is
+#       byte-exact.
+# vm-timeout: 240
+
+set -euo pipefail
+# shellcheck source=../lib.sh
+source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+# shellcheck source=../testlib-sched.sh
+source "$VM_DIR/testlib-sched.sh"
+# shellcheck source=../testlib-fair.sh
+source "$VM_DIR/testlib-fair.sh"
+
+HOSTILE=$VM_DIR/hostile.py
+HPIDS=()
+cleanup() {
+	local p
+	for p in "${HPIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	umount "$sched_tmp/m" 2>/dev/null || true
+	fair_cleanup
+}
+trap cleanup EXIT
+
+head -c 8M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
+want_sha=$(sched_sha "$SMB_SHARE_DIR/data.bin")
+for a in 127.0.0.3 127.0.0.4 127.0.0.5; do
+	sched_route_src "$a"
+done
+
+smb-classify load >/dev/null
+smb-classify prefix add 127.0.0.2/32 1 >/dev/null
+fair_mount 127.0.0.2 "$sched_tmp/a"
+
+# class0_beyond N: class 0 (the unmatched peers) counted more than N requests.
+class0_beyond() { (( $(fair_class_field 0 bypassed) > $1 )); }
+
+# iops NAME: 4 KiB random reads at depth 8 for 6 s; prints the IOPS.
+iops() {
+	fair_fio_json "$1" "$sched_tmp/a/data.bin" 6 8 4k 1
+	fair_wait "$FAIR_LAST_PID" || true
+	fair_fio_json_ok "$1" || { echo 0; return; }
+	fair_fio_iops "$1"
+}
+
+# ---- (a) READs with a 4 GiB Length, no session -------------------------
+alone=$(iops alone)
+vm_check "the victim reads alone ($alone IOPS)" test "$alone" -gt 0
+
+w0=$(sched_proc unauth_waits)
+c0=$(fair_class_field 0 bypassed)
+for a in 127.0.0.3 127.0.0.4; do
+	python3 "$HOSTILE" unauth-read --src "$a" --seconds 14 --conns 4 \
+		>"$sched_tmp/hostile-$a.json" &
+	HPIDS+=($!)
+done
+# the attack is under way before the victim measures
+vm_poll 10 class0_beyond $((c0 + 100)) || echo "the lying peers were slow to start"
+attacked=$(iops attacked)
+for p in "${HPIDS[@]}"; do
+	wait "$p" || true
+done
+HPIDS=()
+sent=0
+for a in 127.0.0.3 127.0.0.4; do
+	n=$(jq -r .sent "$sched_tmp/hostile-$a.json" 2>/dev/null || echo 0)
+	sent=$((sent + n))
+done
+echo "victim: alone $alone IOPS, beside two peers lying about READ Length $attacked IOPS ($sent lying READs sent)"
+vm_check "the peers sent lying READs ($sent)" test "$sent" -gt 100
+vm_check "the victim keeps >= 1/4 of its IOPS alone ($attacked of $alone)" \
+	test $((attacked * 4)) -ge "$alone"
+d0=$(fair_class_field 0 dispatched)
+b0=$(fair_class_field 0 bypassed)
+vm_check "the lying peers took no slot (class 0 dispatched $d0, counted $b0)" \
+	test "$d0" = 0 -a "$b0" -gt 0
+w1=$(sched_proc unauth_waits)
+vm_check "their requests waited for their own bound (unauth_waits +$((w1 - w0)))" \
+	test "$w1" -gt "$w0"
+vm_check "never bypassed" test "$(sched_proc bypass)" = 0
+
+# ---- (b) NEGOTIATE and SESSION_SETUP flood ------------------------------
+# mount_read: mount from 127.0.0.5, read the file, unmount; prints ms.
+mount_read() {
+	local t0 t1
+	t0=$(date +%s%N)
+	sched_mount 127.0.0.5 127.0.0.1 "$sched_tmp/m"
+	cp "$sched_tmp/m/data.bin" "$sched_tmp/copy.bin"
+	umount "$sched_tmp/m"
+	t1=$(date +%s%N)
+	[[ $(sched_sha "$sched_tmp/copy.bin") == "$want_sha" ]] || {
+		echo "data differs" >&2; return 1; }
+	echo $(( (t1 - t0) / 1000000 ))
+}
+quiet_ms=$(mount_read)
+c0=$(fair_class_field 0 bypassed)
+python3 "$HOSTILE" neg-flood --src 127.0.0.3 --seconds 30 \
+	>"$sched_tmp/flood.json" &
+HPIDS+=($!)
+vm_poll 10 class0_beyond $((c0 + 50)) || echo "the flood was slow to start"
+flood_ms=$(mount_read)
+kill "${HPIDS[@]}" 2>/dev/null || true
+wait "${HPIDS[@]}" 2>/dev/null || true
+HPIDS=()
+echo "mount + 8 MiB read from 127.0.0.5: alone $quiet_ms ms, beside a NEGOTIATE flood $flood_ms ms"
+vm_check "mount and read beside the flood: byte-exact, <= 3x alone ($flood_ms ms vs $quiet_ms ms)" \
+	test "$flood_ms" -le $((quiet_ms * 3 + 500))
+vm_check "never bypassed" test "$(sched_proc bypass)" = 0
+vm_finish
