@@ -1039,7 +1039,9 @@ static void ksmbd_disp_stick(struct ksmbd_sched_disp *d,
  * share of stuck slots and waiting, while the others keep the budget.
  * Bypass (the flat path for the whole namespace) is left for the
  * dispatcher's own failure: a client that the round has not reached for
- * timeout_ms while slots are free and it is neither capped nor parked.
+ * timeout_ms while slots are free and it is neither capped, parked nor at
+ * its slot bound (alone in the queue, a client at its bound stays in the
+ * round: ksmbd_disp_next()'s shortcut does not move it).
  */
 static void ksmbd_disp_guard_fn(struct work_struct *wk)
 {
@@ -1090,7 +1092,8 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 		oldest = now - max(work->sched.qtime_ns, c->turn_ns);
 	}
 	if (c && oldest >= timeout && d->inflight < d->max_inflight &&
-	    (c->where == KSMBD_FLOW_NEW || c->where == KSMBD_FLOW_OLD)) {
+	    (c->where == KSMBD_FLOW_NEW || c->where == KSMBD_FLOW_OLD) &&
+	    !ksmbd_disp_at_bound(d, c)) {
 		d->bypass = true;
 		d->bypass_wait_ns = oldest;
 		d->guard_armed = false;
