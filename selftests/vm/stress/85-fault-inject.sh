@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Fault injection during READs and dispatch (issue 11, point 4).  Needs
+# Fault injection during READs and dispatch.  Needs
 # failslab, fail_page_alloc and fail_function: Debian's kernel and the
 # plain tiny kernel have none of them, the KDEBUG kernel has all
 # (kernel/config/debug.config), so run it as
