@@ -32,7 +32,8 @@
 # kernel report (WARNING, BUG, KASAN, lockdep, ...); the injected
 # failures themselves log only "FAULT_INJECTION: forcing a failure"
 # (verbose 1) and the page allocator's "page allocation failure".
-# Runs on the KDEBUG kernel: selftests/vm/README.md "Recorded runs".
+# Runs on the KDEBUG kernel: selftests/bench/results/<date>/README.md,
+# "The KASAN/lockdep runs".
 # vm-timeout: 900
 
 set -euo pipefail
