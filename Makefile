@@ -7,7 +7,8 @@
 #   make module        ksmbd.ko for Debian's 6.12 kernel (out of tree, cached)
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
 #   make deb           the DKMS package (ksmbd.ko) and the smb-classify package
-#   make check         host unit tests (cmocka), kernel/patches apply,
+#   make check         the repository's words (scripts/check-words.sh), host
+#                      unit tests (cmocka), kernel/patches apply,
 #                      kernel/deltas derive from kernel/fs; seconds
 #   make test          check + the VM suite (real ksmbd, real SMB clients) on
 #                      Debian's kernel with our ksmbd.ko (VM_KERNEL=tiny or
@@ -113,7 +114,12 @@ tools: libbpf
 
 bpf: tools
 
+# Paths check-words.sh skips until they are cleaned (being edited now):
+# empty this to check the whole tree.
+CHECK_WORDS_EXCLUDE ?= ^(kernel/|bpf/|selftests/vm/progs/|selftests/vm/hostile\.py$$|selftests/vm/attach_test\.c$$|selftests/vm/tests/(22-clamp|86-stall-watchdog|93-hostile-peers)\.sh$$)
+
 check: tools
+	CHECK_WORDS_EXCLUDE='$(CHECK_WORDS_EXCLUDE)' scripts/check-words.sh
 	$(MAKE) -C selftests/unit run
 	$(MAKE) -C tools/smb-classify verify-unit
 	scripts/kernel.sh check-patches
@@ -143,7 +149,7 @@ demo: $(DEMO_KERNEL_DEP) tools
 	selftests/vm/run selftests/vm/demo.sh
 
 # Every bench runs on Debian's kernel with our ksmbd.ko (what admins run;
-# FUSE for the dispatch benches' storage model; the recorded READ v2
+# FUSE for the dispatch benches' storage model; the recorded READ
 # numbers are of it too).  VM_KERNEL=tiny is possible for read-splice.sh
 # and for selftests/bench/run with BENCH_STORAGE=tmpfs.
 bench: module tools

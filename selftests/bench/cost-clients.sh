@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # selftests/bench/cost-clients.sh: the per-dispatch cost against the
-# number of clients (issue 8, point 8).  Boots the test VM once
+# number of clients.  Boots the test VM once
 # (selftests/vm/run, Debian's kernel by default, VM_MEM 4096 MiB for up
 # to 10,000 connections) and runs selftests/bench/in-vm-cost.sh there;
 # writes $OUT/bench-cost.md (and cost-raw.tsv) and prints it.  The host's

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The per-dispatch cost bench (issue 8, point 8), run inside the test VM
+# The per-dispatch cost bench, run inside the test VM
 # by selftests/bench/cost-clients.sh:
 #   selftests/vm/run -t S selftests/bench/in-vm-cost.sh
 # N raw SMB2 clients (selftests/bench/smb2load.py), each from its own IPv6

@@ -54,7 +54,7 @@ source "$VM_CHECKOUT/selftests/bench/lib.sh"
 WHAT=${1:-all}
 QUICK=${BENCH_QUICK:-0}
 STORAGE=${BENCH_STORAGE:-slowfs}
-# The storage model: seed 003's 10 ms +- 50%, two requests in service at
+# The storage model: 10 ms +- 50% a request, two requests in service at
 # once (with four, a loaded 2-CPU host's TCG guest ran out of CPU before
 # the storage was busy: 138 IOPS at depth 16 against a capacity of 400).
 SLOWFS_OPTS=${BENCH_SLOWFS:---service-ms 10 --jitter-pct 50 --parallel 2}
@@ -577,7 +577,7 @@ report() {
 		echo "| $k | $(cell a A "$k") | $(cell a B "$k") | $(ratio "$(med a A "$k")" "$(med a A 0)") | $(ratio "$(med a B "$k")" "$(med a B 0)") | $(ratio "$(med a B "$k")" "$(med a A 0)") |"
 	done
 	echo
-	echo "Target (issue 8, point 2): B's p50 at K=$MAXK within 1.3x of stock ksmbd's floor (A alone)" \
+	echo "Target: B's p50 at K=$MAXK within 1.3x of stock ksmbd's floor (A alone)" \
 		"while A grows with K: $(awk -v b="$(ratio "$(med a B "$MAXK")" "$(med a A 0)")" 'BEGIN { if (b == "-") print "-"; else print (b <= 1.3 ? "met" : "missed") " (" b "x)" }')."
 	echo
 	echo "## (b) N interactive clients (127.0.0.11..) against K=16 backlogged connections"
@@ -663,7 +663,7 @@ report() {
 		echo
 		echo "Maps: A nothing attached; B 127.0.0.40/32 -> 1, 127.0.0.41/32 -> 2; B3 the same"
 		echo "with class 2 weight 3; Bs, B3s: B, B3 with max_inflight $MIX_INFLIGHT (the storage's parallelism)."
-		echo "Issue 8 point 1: the small reader attached is never worse"
+		echo "Target: the small reader attached is never worse"
 		echo "off than with nothing attached, in this run: small beside big, B $(med m B mixed) vs A $(med m A mixed) IOPS" \
 			"($(ratio "$(med m B mixed)" "$(med m A mixed)")x), Bs $(med m Bs mixed) ($(ratio "$(med m Bs mixed)" "$(med m A mixed)")x);" \
 			"kept B $(ratio "$(med m B mixed)" "$(med ma B small)"), Bs $(ratio "$(med m Bs mixed)" "$(med ma Bs small)") vs A $(ratio "$(med m A mixed)" "$(med ma A small)")."
@@ -674,7 +674,7 @@ report() {
 		echo
 		echo "$LONE_RUNS runs per mode. Burst = bench/burst p50 of a run (32 x 4 KiB, ms);"
 		echo "4 KiB QD32 = fio IOPS; 1 MiB QD4 = fio KiB/s (${LONE_T} s after 1 s ramp)."
-		echo "Equal = B's median within A's min-max or A's within B's (issue 8 point 3)."
+		echo "Equal = B's median within A's min-max or A's within B's."
 		echo
 		echo "| measure | A | B | B/A | equal within the spread |"
 		echo "|---|---|---|---|---|"

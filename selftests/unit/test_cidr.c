@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * test_cidr.c - strict CIDR parsing of smb-classify (cases C4, C5, C6)
+ * test_cidr.c - strict CIDR parsing of smb-classify: lengths, octets, edges
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,10 +62,10 @@ static const struct accept_case accepted[] = {
 };
 
 static const char *const rejected[] = {
-	/* C5 */
+	/* bad prefix lengths and stray characters */
 	"1.2.3.4/33", "::/129", "1.2.3.4/", "1.2.3.4/-1", "1.2.3.4/ 24",
 	" 1.2.3.4/24", "1.2.3.4/24x", "1.2.3.4/4294967328", "",
-	/* C6 */
+	/* IPv4 not in four plain decimal octets */
 	"010.0.0.1/32", "127.1/32", "0x7f.0.0.1/32",
 	/* and their kin */
 	"1.2.3.4", "::1", "/8", "1.2.3.4/08", "1.2.3.4/+8", "1.2.3.4//8",
@@ -194,7 +194,7 @@ static int covered(const char *prefix, const char *base6)
 	return n;
 }
 
-/* C4: /31 and /127 cover exactly two addresses, /32 and /128 one. */
+/* Edges: /31 and /127 cover exactly two addresses, /32 and /128 one. */
 static void test_edges(void **state)
 {
 	unsigned char a[16];
@@ -224,11 +224,11 @@ static void test_edges(void **state)
 	mapped("::ffff:1.2.3.4", a);
 	assert_true(cidr_contains(&key, a));
 
-	/* C2: an IPv4 rule matches the IPv4-mapped peer. */
+	/* An IPv4 rule matches the IPv4-mapped peer. */
 	assert_int_equal(cidr_parse("127.0.0.0/8", &key, NULL, 0), 0);
 	mapped("::ffff:127.0.0.1", a);
 	assert_true(cidr_contains(&key, a));
-	/* C3: 127.0.0.2/32 does not match 127.0.0.9. */
+	/* 127.0.0.2/32 does not match 127.0.0.9. */
 	assert_int_equal(cidr_parse("127.0.0.2/32", &key, NULL, 0), 0);
 	mapped("::ffff:127.0.0.9", a);
 	assert_false(cidr_contains(&key, a));

@@ -13,7 +13,7 @@
  * time of a disk:
  *
  * - Service time: drawn uniformly from MS * (1 +- P/100) (default
- *   10 ms +- 50%, the storage model of seed 003), plus LENGTH / R when a
+ *   10 ms +- 50%, the storage model of the benches), plus LENGTH / R when a
  *   per-request transfer rate R (MiB/s) is given (default: none, so a
  *   1 MiB request costs the storage what a 4 KiB one does).
  * - Limited parallelism: at most N requests (default 4) are in service

@@ -439,7 +439,7 @@ def expect_path(policy, length, floor):
 
 
 def cmd_exact(args):
-    """80-read-exact: the length x offset matrix and C7, per policy phase."""
+    """80-read-exact: the length x offset matrix and the edge READs, per policy phase."""
     ck = Checks()
     share = os.environ["SMB_SHARE_DIR"]
     files = {}
@@ -476,7 +476,7 @@ def cmd_exact(args):
             fid = c.open(name)
             c.grow_credits(fid)
             cases = [(L, o, 0) for L in lengths for o in sorted({0, 1, 4095, size - 1})]
-            # C7: at EOF, MinimumCount, zero length; and a satisfied MinimumCount
+            # Edge READs: at EOF, MinimumCount, zero length; and a satisfied MinimumCount
             cases += [(1, size, 0), (2, size - 1, 2), (0, 0, 0), (2, size - 2, 2),
                       (65536, size, 0), (65536, size - 1, 2)]
             for (L, off, mc) in cases:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 900
 #
-# Fair by cost, not by request count (issue 8 point 1, Documentation/
+# Fair by cost, not by request count (Documentation/
 # dispatch.rst "Fair by cost: deficit round robin").  Two classes on the
 # storage model (slowfs, testlib-slowfs.sh: 5 ms a request plus its
 # length at 8 MiB/s, one in service at once, direct_io), so that the

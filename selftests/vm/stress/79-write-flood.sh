@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 420
 #
-# Bounded memory under a WRITE flood (Dispatch v2, point 6).  A
+# Bounded memory under a WRITE flood (Documentation/dispatch.rst,
+# "Bounded").  A
 # dispatcher of budget 1; client A (127.0.0.2, class 1) is two raw
 # connections, each growing its credits to 8192 and pipelining 1 MiB
 # WRITEs with all of them (up to 512 at once per connection, their

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Fault injection during READs and dispatch (issue 11, point 4).  Needs
+# Fault injection during READs and dispatch.  Needs
 # failslab, fail_page_alloc and fail_function: Debian's kernel and the
 # plain tiny kernel have none of them, the KDEBUG kernel has all
 # (kernel/config/debug.config), so run it as
@@ -32,7 +32,8 @@
 # kernel report (WARNING, BUG, KASAN, lockdep, ...); the injected
 # failures themselves log only "FAULT_INJECTION: forcing a failure"
 # (verbose 1) and the page allocator's "page allocation failure".
-# Runs on the KDEBUG kernel: selftests/vm/README.md "Recorded runs".
+# Runs on the KDEBUG kernel: selftests/bench/results/<date>/README.md,
+# "The KASAN/lockdep runs".
 # vm-timeout: 900
 
 set -euo pipefail

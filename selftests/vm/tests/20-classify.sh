@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Classification of real clients by the reference classifier (cases C1-C4):
+# Classification of real clients by the reference classifier:
 # longest prefix wins, IPv4 peers arrive IPv4-mapped and match IPv4
 # prefixes, no match is class 0, requests carry their connection's class
 # word; data read and written through cifs is intact.
@@ -78,7 +78,7 @@ for dest in 127.0.0.2 127.0.0.3; do
 	sched_expect_reqs "smbclient from $dest" "::ffff:$dest" "${word[$dest]}" READ
 done
 
-# The IPv4-mapped form as the destination: still an IPv4 peer (C1).
+# The IPv4-mapped form as the destination: still an IPv4 peer.
 sched_trace_clear
 if sched_smbclient "::ffff:127.0.0.1" "get data.bin $tmp/sc-mapped.bin" >"$tmp/sc.out" 2>&1; then
 	vm_check "smbclient to //::ffff:127.0.0.1: sha256 equal" \
@@ -112,37 +112,37 @@ one_case() {
 	umount "$mnt"
 }
 
-# C2: only 127.0.0.0/8 -> 5; 127.0.0.1 (arrives ::ffff:127.0.0.1) is 5.
+# Only 127.0.0.0/8 -> 5; 127.0.0.1 (arrives ::ffff:127.0.0.1) is 5.
 sched_prefix_clear
 smb-classify prefix add 127.0.0.0/8 5
-one_case "C2 v4 rule, mapped peer" 127.0.0.1 0x00010005
+one_case "v4 rule, mapped peer" 127.0.0.1 0x00010005
 
-# C3: only 127.0.0.2/32 -> 7; 127.0.0.9 matches nothing: class 0.
+# Only 127.0.0.2/32 -> 7; 127.0.0.9 matches nothing: class 0.
 sched_prefix_clear
 smb-classify prefix add 127.0.0.2/32 7
-one_case "C3 no match" 127.0.0.9 0x00000000
-one_case "C3 the /32 itself" 127.0.0.2 0x00010007
+one_case "no match" 127.0.0.9 0x00000000
+one_case "the /32 itself" 127.0.0.2 0x00010007
 
-# C4: /31 covers exactly two addresses; 0.0.0.0/0 all IPv4 (not ::1);
+# /31 covers exactly two addresses; 0.0.0.0/0 all IPv4 (not ::1);
 # ::/0 per-peer covers IPv4 peers too.
 sched_prefix_clear
 smb-classify prefix add 127.0.0.4/31 4
 smb-classify prefix add 0.0.0.0/0 9 weight 2
-one_case "C4 /31 first" 127.0.0.4 0x00010004
-one_case "C4 /31 second" 127.0.0.5 0x00010004
-one_case "C4 outside /31 falls to 0.0.0.0/0" 127.0.0.6 0x00020009
+one_case "/31 first" 127.0.0.4 0x00010004
+one_case "/31 second" 127.0.0.5 0x00010004
+one_case "outside /31 falls to 0.0.0.0/0" 127.0.0.6 0x00020009
 sched_trace_clear
 mnt=$tmp/v6
 if sched_mount "" ::1 "$mnt"; then
 	port=$(sched_client_port ::1)
-	sched_expect_conn "C4 0.0.0.0/0 does not match ::1" ::1 "$port" 0x00000000 "$P"
+	sched_expect_conn "0.0.0.0/0 does not match ::1" ::1 "$port" 0x00000000 "$P"
 	umount "$mnt"
 else
 	vm_fail "mount.cifs over ::1"
 fi
 sched_prefix_clear
 smb-classify prefix add ::/0 0 per-peer
-one_case "C4 ::/0 per-peer matches an IPv4 peer" 127.0.0.7 0x80010000
+one_case "::/0 per-peer matches an IPv4 peer" 127.0.0.7 0x80010000
 
 # The counter over this test's window equals the conn events it traced
 # (every one with a program attached), and there were many.

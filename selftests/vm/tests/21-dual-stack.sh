@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Case C1, dual stack: ksmbd listens on one IPv6 socket that also takes
+# Dual stack: ksmbd listens on one IPv6 socket that also takes
 # IPv4 (v4-mapped).  With `127.0.0.0/8 -> 5` and `::/0 -> 0 per-peer`:
 #  - an IPv4 peer is classified by its IPv4 prefix (class 5), whether it
 #    reached the server as 127.0.0.1 or as ::ffff:127.0.0.1;

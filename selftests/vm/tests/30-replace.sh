@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# replace from a fresh process (C12): one link update switches programs;
+# replace from a fresh process: one link update switches programs;
 # new connections get the new program's class, and an existing connection
 # takes it at its next request (a connection mounted before the program
 # was loaded too), without a new ksmbd_sched_conn event; the link id and
@@ -120,7 +120,7 @@ else
 		test "$(grep -c '^Error: ' <<<"$out")" = 1
 fi
 # Objects that open but are not a link-based ksmbd_sched_ops: refused
-# before anything is loaded, naming what is wrong (cases C12).
+# before anything is loaded, naming what is wrong.
 progs=$VM_CHECKOUT/selftests/vm/progs
 bad_object() {
 	local obj=$1 want=$2 out

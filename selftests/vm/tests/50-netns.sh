@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Per-netns loading (C13): a named netns loads independently of the initial
+# Per-netns loading: a named netns loads independently of the initial
 # one (own link, own prefixes, not served by ksmbd); deleting the netns
 # first leaves pins that unload and status clean up from the stored
 # identity, with exit 0, no stale pins and no kernel warning; a new netns
@@ -72,7 +72,7 @@ vm_check "conn event names the initial netns" \
 	test "$(sched_events ksmbd_sched_conn ".peer_port == $port" | jq -r .netns_ino)" = "$init_ino"
 umount "$tmp/a"
 
-# ---- C13: delete t1 first, then unload and status -------------------------
+# ---- delete t1 first, then unload and status -----------------------------
 ip netns del t1
 if out=$(smb-classify -n t1 unload 2>&1); then
 	vm_pass "unload -n t1 after ip netns del: $out"

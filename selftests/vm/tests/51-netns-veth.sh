@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A client in another netns over veth (issue 11, point 6).  ksmbd serves
+# A client in another netns over veth.  ksmbd serves
 # the initial netns; netns "v1" reaches it over the veth pair vs0 (init,
 # 10.77.0.1/24, fd77::1/64) <-> vc0 (v1, 10.77.0.2/24, fd77::2/64): the
 # traffic stays inside the VM.  With the reference classifier and nested

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A netns deleted while its clients are reading (issue 11, point 4).
+# A netns deleted while its clients are reading.
 # 6.12 ksmbd serves the initial netns only, so the clients are what the
 # deleted netns takes with it: netns "d1" reaches ksmbd over the veth
 # pair vd0 (init: 10.78.0.1/24 and 10.78.0.11/24) <-> vd1 (d1: 10.78.0.2

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The loader against the live kernel: C11 (load, unload and apply killed
-# with SIGKILL at each named step, SMB_CLASSIFY_STOP_AT: afterwards the
+# The loader against the live kernel: load, unload and apply killed
+# with SIGKILL at each named step (SMB_CLASSIFY_STOP_AT): afterwards the
 # kernel runs the old policy or the new one, whole, as the step says, and
-# the pins name it; then load, unload, load cycles), bad
-# prefixes (C5, C6, bad class/weight) leave a live map unchanged with one
-# Error: line, prefix del of a missing prefix fails, edge prefixes (C4)
-# are stored as written, and every JSON output parses.
+# the pins name it; then load, unload, load cycles.  Bad prefixes (bad
+# lengths, non-decimal octets) and a bad class or weight leave a live map
+# unchanged with one Error: line, prefix del of a missing prefix fails,
+# edge prefixes (/31, /127, /0) are stored as written, and every JSON
+# output parses.
 # vm-timeout: 480
 
 set -euo pipefail
@@ -47,7 +48,7 @@ state() {
 
 vm_check "clean start" consistent
 
-# ---- C11: SIGKILL at each step of load, unload and apply -------------------
+# ---- SIGKILL at each step of load, unload and apply ------------------------
 # SMB_CLASSIFY_STOP_AT=POINT makes the loader stop itself (SIGSTOP) at
 # that step; it is killed there, never by timing.  Then the kernel state
 # must be the old one or the new one exactly, as the step says.
@@ -61,14 +62,14 @@ kill_at() {
 	vm_poll 30 vm_settled "$pid" || true
 	if ! vm_stopped "$pid"; then
 		wait "$pid" || rc=$?
-		vm_fail "C11 $* never stopped at $point (status $rc): $(cat "$tmp/stop.err")"
+		vm_fail "killed: $* never stopped at $point (status $rc): $(cat "$tmp/stop.err")"
 		return 1
 	fi
 	kill -KILL "$pid"
 	wait "$pid" || rc=$?
 	(( rc == 137 )) && killed=$((killed + 1))
 	[[ $(cat "$tmp/stop.err") == "stopped at $point" ]] ||
-		vm_fail "C11 $* at $point: stderr '$(cat "$tmp/stop.err")'"
+		vm_fail "killed: $* at $point: stderr '$(cat "$tmp/stop.err")'"
 }
 # The attached programs use the maps the pins name: what the loader
 # shows (prefix list, dump) is what the kernel runs.
@@ -97,15 +98,15 @@ for point in locked loaded maps-pinned attached pinned renamed; do
 	[[ $point == locked || $point == loaded || $point == maps-pinned ||
 		$point == attached ]] && want=0
 	vm_poll 10 consistent || { state; }
-	vm_check "C11 load killed at $point: attached=$want, pin matches" \
+	vm_check "load killed at $point: attached=$want, pin matches" \
 		test "$(sched_proc attached)" = "$want" -a "$(consistent && echo ok)" = ok
 	if (( want )); then
-		out=$(smb-classify load 2>&1) && vm_fail "C11 $point: load over the pinned link succeeded: $out"
+		out=$(smb-classify load 2>&1) && vm_fail "killed: $point: load over the pinned link succeeded: $out"
 	else
-		vm_check "C11 load killed at $point: the next load succeeds" smb-classify load
+		vm_check "load killed at $point: the next load succeeds" smb-classify load
 	fi
 	smb-classify unload >/dev/null
-	vm_check "C11 after $point: unload leaves nothing" \
+	vm_check "after a kill at $point: unload leaves nothing" \
 		test "$(sched_proc attached)" = 0 -a ! -e "$SCHED_PINS/$ino"
 done
 
@@ -114,10 +115,10 @@ done
 smb-classify load >/dev/null
 if kill_at detached smb-classify unload; then
 	# The detached link lives on in its pin until the next command.
-	vm_check "C11 unload killed at detached: nothing attached" \
+	vm_check "unload killed at detached: nothing attached" \
 		test "$(sched_proc attached)" = 0
-	vm_check "C11 unload killed at detached: the next load succeeds" smb-classify load
-	vm_check "C11 unload killed at detached: consistent after the load" consistent
+	vm_check "unload killed at detached: the next load succeeds" smb-classify load
+	vm_check "unload killed at detached: consistent after the load" consistent
 	smb-classify unload >/dev/null
 fi
 
@@ -132,17 +133,17 @@ for point in locked loaded maps-pinned attached pinned renamed; do
 	w=b max=6
 	[[ $point == locked || $point == loaded || $point == maps-pinned ]] && w=a max=4
 	smb-classify dump >"$tmp/k.dump"
-	vm_check "C11 apply killed at $point: the kernel runs ${w^^} (max_inflight $max)" \
+	vm_check "apply killed at $point: the kernel runs ${w^^} (max_inflight $max)" \
 		test "$(sched_proc max_inflight)" = "$max"
-	vm_check "C11 apply killed at $point: dump is ${w^^} exactly" cmp -s "$tmp/k.dump" "$tmp/k$w.dump"
-	vm_check "C11 apply killed at $point: the pins name the maps in force, no _new pin left" \
+	vm_check "apply killed at $point: dump is ${w^^} exactly" cmp -s "$tmp/k.dump" "$tmp/k$w.dump"
+	vm_check "apply killed at $point: the pins name the maps in force, no _new pin left" \
 		pins_ok
 	smb-classify apply "$tmp/ka.conf" >/dev/null
-	vm_check "C11 apply killed at $point: apply A again, A in force" a_in_force
+	vm_check "apply killed at $point: apply A again, A in force" a_in_force
 done
 smb-classify unload >/dev/null
-echo "C11: $killed runs killed at their stop point"
-vm_check "C11: 13 runs killed, each at its point" test "$killed" = 13
+echo "killed: $killed runs killed at their stop point"
+vm_check "13 runs killed, each at its point" test "$killed" = 13
 
 for c in 1 2 3; do
 	smb-classify load >/dev/null
@@ -256,13 +257,13 @@ else
 fi
 vm_check "after add+del: map as before" test "$(smb-classify -j prefix list)" = "$before"
 
-# C4 edges: stored exactly as written.
+# Edge prefixes: stored exactly as written.
 sched_prefix_clear
 edges=(0.0.0.0/0 ::/0 128.0.0.0/1 127.0.0.4/31 127.0.0.9/32 ::/127 ::1/128 8000::/1)
 for p in "${edges[@]}"; do smb-classify prefix add "$p" 1 >/dev/null; done
 got=$(smb-classify -j prefix list | jq -r '.[].prefix' | sort | tr '\n' ' ')
 want=$(printf '%s\n' "${edges[@]}" | sort | tr '\n' ' ')
-vm_check "C4 edges stored as written ($got)" test "$got" = "$want"
+vm_check "edge prefixes stored as written ($got)" test "$got" = "$want"
 
 # ---- JSON outputs parse -----------------------------------------------------
 out=$(smb-classify -j status)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 420
 #
-# A waiting request does not stall the namespace (Dispatch v2, point 4).
+# A waiting request does not stall the namespace (Documentation/
+# dispatch.rst, "A slot is for running work").
 # A dispatcher of budget 4, every host its own client (::/0 per-peer):
 #   - host A (127.0.0.2, raw client) opens held.bin with a batch oplock
 #     and never acknowledges the break;

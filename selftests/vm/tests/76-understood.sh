@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Understood before scheduled (Dispatch v2, point 5), counted at the
+# Understood before scheduled (Documentation/dispatch.rst), counted at the
 # server with the ksmbd_sched_req and ksmbd_sched_dispatch tracepoints:
 #   (a) a raw client (127.0.0.2) sends 20 compounds [CLOSE, READ 64 KiB]
 #       and 20 compounds [ECHO, ECHO]: the first are data (waited=1, a

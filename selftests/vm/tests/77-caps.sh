@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 240
 #
-# Bounded per client (Dispatch v2, point 6).  A dispatcher of budget 1;
+# Bounded per client (Documentation/dispatch.rst, "Bounded").  A
+# dispatcher of budget 1;
 # a raw client (127.0.0.2, class 1) sends 600 READs of 64 KiB at once
 # and only then reads the replies.  Counted at the server:
 #   - its receiver stopped reading at the cap (throttled grows) and the

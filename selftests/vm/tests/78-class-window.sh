@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Per-class counters match the tracepoints over one window (issue 11,
-# point 6).  Three clients (127.0.0.2 -> class 1, 127.0.0.3 -> class 2
+# Per-class counters match the tracepoints over one window.
+# Three clients (127.0.0.2 -> class 1, 127.0.0.3 -> class 2
 # weight 2, 127.0.0.4 -> class 3) read and write at the same time through
 # the reference classifier with max-inflight 2, so data requests wait in
 # the dispatcher.  The window: from an idle dispatcher (inflight 0,

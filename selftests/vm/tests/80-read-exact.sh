@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# READ replies are byte-exact on the copy and both splice paths (C7, C8).
+# READ replies are byte-exact on the copy and both splice paths.
 # vm-timeout: 900
 # A raw SMB2 client (smb2raw.py: impacket session setup, READs built and
 # checked by hand) sends each READ with exactly the Length, Offset and
@@ -17,7 +17,7 @@
 # Lengths 0, 1, 100, 4000, 4095, 4096, 4097, 8192, 12345, 16383, 16384,
 # 65535, 65536, 65537, 100000, 1 MiB and 8 MiB (smb2 max read raised to
 # 8 MiB) at offsets 0, 1, 4095 and size-1 of a 9 MiB+12345 and a
-# 70001-byte random file (so reads near EOF are short), plus C7: Length 1
+# 70001-byte random file (so reads near EOF are short), plus: Length 1
 # at EOF and Length 2 MinimumCount 2 at size-1 -> STATUS_END_OF_FILE in a
 # 73-byte error reply, Length 0 -> success with no data, MinimumCount met
 # at size-2 -> success.  Every reply: status, data against the file,
@@ -43,7 +43,7 @@ head -c $(( 9 * 1048576 + 12345 )) /dev/urandom >"$SMB_SHARE_DIR/big.bin"
 head -c 70001 /dev/urandom >"$SMB_SHARE_DIR/small.bin"
 
 smb-classify load >/dev/null
-vm_check "lengths x offsets x 5 phases, C7 and C8: byte-exact, oracle as policy says" \
+vm_check "lengths x offsets x 5 phases, edge READs: byte-exact, oracle as policy says" \
 	read_raw exact --files big.bin small.bin \
 		--lengths 0,1,100,4000,4095,4096,4097,8192,12345,16383,16384,65535,65536,65537,100000,1048576,8388608 \
 		--phases none,off,default,forced,pages

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # READs that must not be spliced, with splice forced by policy
-# (splice-min 0 for class 0) (C9):
+# (splice-min 0 for class 0):
 #   - a signed session (client requires signing) and a sealed session
 #     (every request AES-128-CCM encrypted), SMB 3.0, with the raw client
 #     smb2raw.py: READ 1, 4095, 65536, 65537,

@@ -35,7 +35,7 @@
 #     drop_caches evicts this page cache is checked first: Cached falls
 #     by >= 16 MiB after 40 MiB were read): every reply byte-exact, every
 #     one src=pagecache, payloads and payload_pages 0 afterwards.
-# (b) C10: client A (127.0.0.2, class 1) queues 48 READs of 1 MiB and
+# (b) client A (127.0.0.2, class 1) queues 48 READs of 1 MiB and
 #     stops itself (SIGSTOP) before reading any reply; once >= 1 MiB of
 #     replies wait in its socket and the server's (the server is stuck),
 #     client B (127.0.0.3, class 2) opens, reads and closes small files
@@ -136,7 +136,7 @@ else
 fi
 smb-classify unload >/dev/null
 
-# ---- (b) C10: a stalled reader, then a killed one -----------------------
+# ---- (b) a stalled reader, then a killed one ---------------------------
 read_route_src 127.0.0.2
 read_route_src 127.0.0.3
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/big.bin"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Where page-cache pages cannot be shared, a spliced READ falls back to
-# private pages (READ v2, issue 10 point 1), byte-exact.  Three shares of
+# private pages (Documentation/read-splice.rst), byte-exact.  Three shares of
 # the same 4 MiB random file, read with smbclient (1 MiB READs: smb2 max
 # read 1M) under the reference classifier, splice-min 64K for class 0:
 #   tmpfs  the control: every READ spliced from the page cache

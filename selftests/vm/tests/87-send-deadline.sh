@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 240
 #
-# A reply frame has a deadline (Dispatch v2, point 6; patch 0002: 60 s,
+# A reply frame has a deadline (Documentation/dispatch.rst, "Bounded";
+# patch 0002: 60 s,
 # or longer for a frame that needs it at 64 KiB/s).  A dispatcher of
 # budget 1; a raw client A (127.0.0.2, class 1) sends one 1 MiB READ on
 # a socket with a 4 KiB receive buffer and then reads its reply 1 KiB

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 420
 #
-# The watchdog is not fooled by a long fair round (Dispatch v2 point 4,
-# Documentation/dispatch.rst "Stall guard and watchdog").  It fires when
+# The watchdog is not fooled by a long fair round
+# (Documentation/dispatch.rst "Stall guard and watchdog").  It fires when
 # the oldest waiting request has waited KSMBD_SCHED_WATCHDOG_MS (30 s)
 # AND the round has not reached its client for as long; a request's own
 # wait is no sign of a broken dispatcher.  Here a correct round makes a

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 480
 #
-# The default budget adapts to the storage (Dispatch v2 points 2 and 3,
-# Documentation/dispatch.rst "The budget").  With max_inflight 0 the
+# The default budget adapts to the storage
+# (Documentation/dispatch.rst "The budget").  With max_inflight 0 the
 # dispatcher keeps about as many requests in flight as the storage runs
 # at once plus a few (TCP Vegas's rule on slot times), so that a sparse
 # client's request waits behind a few requests inside the storage, not
