@@ -4,7 +4,7 @@
  * libbpf (no loader in between).  Run as root inside the test VM; nothing
  * may be attached in the initial netns when it starts.
  *
- * Cases (DESIGN.md section 5):
+ * Cases (the attach rules of Documentation/internals.rst):
  *   ebusy      one link per netns: a second attach is -EBUSY, the first
  *              stays attached (/proc/net/ksmbd_sched attached, link_id)
  *   update     bpf_link__update_map() swaps the ops: name changes, link id
@@ -338,9 +338,9 @@ static void test_update(struct bpf_link *la, struct const_class_bpf *b)
 	}
 
 	/*
-	 * Bad new maps are refused with their errno and change nothing
-	 * (cases C12): no map at all -EBADF; a map that is not a
-	 * link-based struct_ops map -EINVAL (bpf_struct_ops_valid_to_reg()).
+	 * Bad new maps are refused with their errno and change nothing:
+	 * no map at all -EBADF; a map that is not a link-based struct_ops
+	 * map -EINVAL (bpf_struct_ops_valid_to_reg()).
 	 */
 	update_refused(la, -1, -EBADF, "a closed map fd");
 	update_refused(la, bpf_map__fd(ref->maps.prefixes), -EINVAL,
