@@ -216,6 +216,19 @@ static void test_bad_class(void **state)
 	expect_json_error(A("prefix", "add", "10.0.0.0/8", "65536"));
 	expect_json_error(A("prefix", "add", "10.0.0.0/8", "1", "per-peer",
 			    "per-peer"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "prefix6", "64"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6", "62"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6", "0"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6", "132"));
+	expect_error(A("-n", "/nonexistent/netns", "prefix", "add",
+		       "fd00::/8", "1", "per-peer", "prefix6", "130"));
+	expect_json_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+			    "prefix6", "7"));
 }
 
 static void test_bad_usage(void **state)

@@ -277,6 +277,8 @@ static void json_prefix(const struct conf_prefix *e, const char *cidr)
 	jsonw_uint_field(json_wtr, "class", spec.id);
 	jsonw_uint_field(json_wtr, "weight", spec.weight);
 	jsonw_bool_field(json_wtr, "per_peer", spec.per_peer);
+	if (spec.prefix6)
+		jsonw_uint_field(json_wtr, "prefix6", spec.prefix6);
 	jsonw_uint_field(json_wtr, "class_word", e->word);
 }
 
@@ -323,9 +325,12 @@ int prefix_add(int argc, char **argv)
 		json_prefix(&e, cidr);
 		jsonw_end_object(json_wtr);
 	} else if (!err) {
-		printf("%s %s -> class %u weight %u%s\n",
-		       exists ? "updated" : "added", cidr, spec.id,
-		       spec.weight, spec.per_peer ? " per-peer" : "");
+		printf("%s %s -> class %u weight %u%s", exists ? "updated" :
+		       "added", cidr, spec.id, spec.weight,
+		       spec.per_peer ? " per-peer" : "");
+		if (spec.prefix6)
+			printf(" prefix6 %u", spec.prefix6);
+		putchar('\n');
 	}
 	return ns_done(&ns, map_fd, err);
 }
@@ -384,8 +389,11 @@ int prefix_list(int argc, char **argv)
 			jsonw_end_object(json_wtr);
 		} else {
 			class_word_decode(e[i].word, &spec);
-			printf("%-*s  %5u  %6u  %s\n", width, cidr, spec.id,
+			printf("%-*s  %5u  %6u  %s", width, cidr, spec.id,
 			       spec.weight, spec.per_peer ? "yes" : "no");
+			if (spec.prefix6)
+				printf(" (IPv6 /%u)", spec.prefix6);
+			putchar('\n');
 		}
 	}
 	if (json_output)
