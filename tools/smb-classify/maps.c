@@ -26,18 +26,6 @@
 #include "main.h"
 #include "smb_classify.h"
 
-/* The maps of the netns that outlive the program: the one list. */
-const struct shared_map shared_maps[NSHARED] = {
-	[SHARED_PREFIXES] = { SMB_PREFIXES_MAP_NAME, BPF_MAP_TYPE_LPM_TRIE,
-			      sizeof(struct smb_prefix_key), sizeof(__u32),
-			      SMB_PREFIXES_MAX,
-			      "an LPM trie of struct smb_prefix_key to __u32" },
-	[SHARED_POLICY] = { SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
-			    sizeof(__u32), sizeof(struct smb_policy),
-			    SMB_POLICY_MAX,
-			    "a hash of __u32 class id to struct smb_policy" },
-};
-
 /**
  * shared_open() - open the pinned map shared_maps[@i] of the netns
  * @ns:     from ns_resolve(), locked.
