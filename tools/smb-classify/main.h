@@ -37,9 +37,6 @@
 extern bool json_output;
 extern json_writer_t *json_wtr;
 extern const char *netns_arg;
-extern long trace_count;
-extern const char *output_arg;
-extern bool dry_run;
 
 int p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int p_errno(int err, const char *fmt, ...)
@@ -47,6 +44,22 @@ int p_errno(int err, const char *fmt, ...)
 void json_result(const char *result);
 void stop_point(const char *name);
 
+/**
+ * struct cmd_opt - an option of one command (status -o, trace -c)
+ * @name:   long name ("output").
+ * @letter: short name ('o'), or 0.
+ * @arg:    it takes a value.
+ * @value:  set by cmd_options(): the value, "" for a flag, NULL if absent.
+ */
+struct cmd_opt {
+	const char *name;
+	int letter;
+	bool arg;
+	const char *value;
+};
+
+int cmd_options(const char *cmd, int *argc, char ***argv,
+		struct cmd_opt *own, unsigned int n);
 int no_args(const char *cmd, int argc, char **argv);
 int one_arg(const char *cmd, const char *what, int argc, char **argv);
 
