@@ -5,7 +5,8 @@
  * classify_conn() gives each accepted SMB connection the class word of
  * the longest prefix in the "prefixes" LPM trie that covers the peer's
  * address (IPv4 peers arrive IPv4-mapped, so IPv4 prefixes are stored
- * IPv4-mapped too), or 0, the anonymous class, when no prefix matches.
+ * IPv4-mapped too), or, when no prefix matches, SMB_CLASS_UNMATCHED:
+ * class 0, each peer its own client.
  *
  * classify_req() gives each request a verdict from the "policy" hash map,
  * keyed by the connection's class id (struct smb_policy; a class without
@@ -55,7 +56,7 @@ __u32 BPF_PROG(classify_conn, const struct ksmbd_sched_conn *c)
 
 	__builtin_memcpy(key.addr, c->peer_addr, sizeof(key.addr));
 	class_word = bpf_map_lookup_elem(&prefixes, &key);
-	return class_word ? *class_word : 0;
+	return class_word ? *class_word : SMB_CLASS_UNMATCHED;
 }
 
 SEC("struct_ops/classify_req")

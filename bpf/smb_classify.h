@@ -19,6 +19,16 @@
 /* Bytes of an address in a prefix key: IPv6, IPv4 stored IPv4-mapped. */
 #define SMB_ADDR_LEN		16
 
+/*
+ * Class word of a peer no prefix covers: class 0, weight 1, PER_PEER
+ * with the default PEER6 (IPv4 by address, IPv6 by /64).  Each such
+ * peer is its own client: one peer that floods would otherwise hold the
+ * one client of every unclassified peer, and ksmbd stops a client's
+ * receivers while its queue is full.  A prefix ::/0 in the map takes
+ * its place.  KSMBD_SCHED_CLASS() is of <linux/ksmbd_sched.h>.
+ */
+#define SMB_CLASS_UNMATCHED	KSMBD_SCHED_CLASS(0, 1, 1)
+
 /* Prefix length of an IPv4-mapped address (::ffff:0:0/96). */
 #define SMB_V4MAPPED_PREFIXLEN	96
 

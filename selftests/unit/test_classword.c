@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -70,7 +71,7 @@ static void test_encode_decode(void **state)
 	assert_int_equal(d.id, 65535);
 	assert_int_equal(d.weight, 255);
 	assert_true(d.per_peer);
-	/* weight 0 means 1; reserved bits 24-30 are ignored */
+	/* weight 0 means 1; PEER6 without PER_PEER and bit 30 are ignored */
 	class_word_decode(0x7f000005, &d);
 	assert_int_equal(d.id, 5);
 	assert_int_equal(d.weight, 1);
@@ -86,6 +87,43 @@ static void test_encode_decode(void **state)
 	assert_int_equal(d.id, s.id);
 	assert_int_equal(d.weight, s.weight);
 	assert_int_equal(d.per_peer, s.per_peer);
+}
+
+/* PEER6 is prefix6 / 4, only with PER_PEER; above /128 decodes as /128. */
+static void test_prefix6_word(void **state)
+{
+	struct class_spec s = { .id = 0, .weight = 1, .per_peer = true,
+				.prefix6 = 128 }, d;
+
+	(void)state;
+	assert_int_equal(class_word_encode(&s), 0xa0010000);
+	assert_int_equal(class_word_encode(&s),
+			 KSMBD_SCHED_CLASS(0, 1, 1) |
+			 KSMBD_SCHED_CLASS_PEER6(KSMBD_SCHED_CLASS_PEER6_MAX));
+	s.prefix6 = 64;
+	assert_int_equal(class_word_encode(&s), 0x90010000);
+	s.prefix6 = 4;
+	assert_int_equal(class_word_encode(&s), 0x81010000);
+	class_word_decode(0x81010000, &d);
+	assert_true(d.per_peer);
+	assert_int_equal(d.prefix6, 4);
+	s = (struct class_spec){ .id = 3, .weight = 2, .per_peer = true,
+				 .prefix6 = 56 };
+	class_word_decode(class_word_encode(&s), &d);
+	assert_int_equal(d.id, 3);
+	assert_int_equal(d.weight, 2);
+	assert_true(d.per_peer);
+	assert_int_equal(d.prefix6, 56);
+	/* Not per peer: no PEER6 written, none read. */
+	s.per_peer = false;
+	assert_int_equal(class_word_encode(&s), 0x00020003);
+	class_word_decode(0x20020003, &d);
+	assert_int_equal(d.prefix6, 0);
+	/* The default, and a value the kernel clamps. */
+	class_word_decode(0x80010000, &d);
+	assert_int_equal(d.prefix6, 0);
+	class_word_decode(0xbf010000, &d);
+	assert_int_equal(d.prefix6, 128);
 }
 
 #define ARGS(...) ((char *[]){ __VA_ARGS__ })
@@ -118,6 +156,47 @@ static void test_spec_ok(void **state)
 	assert_true(s.per_peer);
 	assert_int_equal(PARSE(&s, err, "9", "weight", "1"), 0);
 	assert_int_equal(s.weight, 1);
+	assert_int_equal(s.prefix6, 0);
+	assert_int_equal(PARSE(&s, err, "0", "per-peer", "prefix6", "128"), 0);
+	assert_true(s.per_peer);
+	assert_int_equal(s.prefix6, 128);
+	assert_int_equal(PARSE(&s, err, "4", "prefix6", "4", "per-peer",
+			       "weight", "2"), 0);
+	assert_int_equal(s.prefix6, 4);
+	assert_int_equal(s.weight, 2);
+	assert_int_equal(PARSE(&s, err, "1", "p", "pr", "48"), 0);
+	assert_true(s.per_peer);
+	assert_int_equal(s.prefix6, 48);
+}
+
+static void test_prefix6_bad(void **state)
+{
+	static const char *const bad[] = {
+		"0", "2", "3", "63", "129", "132", "256", "064", "-4", "+8",
+		"0x10", "", " 8", "8 ", "4294967296",
+	};
+	char err[WORDS_ERRLEN];
+	unsigned int len = 77;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (parse_prefix6(bad[i], &len, err, sizeof(err)) != -EINVAL)
+			fail_msg("accepted prefix6 '%s'", bad[i]);
+		assert_int_equal(len, 77);
+		assert_non_null(strstr(err, "must be a multiple of 4 in 4-128"));
+	}
+	assert_int_equal(parse_prefix6(NULL, &len, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "prefix6: missing value");
+	for (len = 4; len <= 128; len += 4) {
+		char v[8];
+		unsigned int got = 0;
+
+		snprintf(v, sizeof(v), "%u", len);
+		assert_int_equal(parse_prefix6(v, &got, err, sizeof(err)), 0);
+		assert_int_equal(got, len);
+	}
 }
 
 static void test_spec_bad(void **state)
@@ -152,7 +231,15 @@ static void test_spec_bad(void **state)
 	BAD("1", "bogus");
 	BAD("1", "");
 	BAD("1", "weights", "2");
+	BAD("1", "prefix6", "64");
+	BAD("1", "per-peer", "prefix6");
+	BAD("1", "per-peer", "prefix6", "0");
+	BAD("1", "per-peer", "prefix6", "62");
+	BAD("1", "per-peer", "prefix6", "132");
+	BAD("1", "per-peer", "prefix6", "64", "prefix6", "64");
 #undef BAD
+	assert_int_equal(PARSE(&s, err, "1", "prefix6", "64"), -EINVAL);
+	assert_string_equal(err, "prefix6 64: only with per-peer (it keys each peer's client)");
 	assert_int_equal(class_spec_parse(0, NULL, &s, err, sizeof(err)),
 			 -EINVAL);
 }
@@ -164,6 +251,8 @@ int main(void)
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_spec_ok),
 		cmocka_unit_test(test_spec_bad),
+		cmocka_unit_test(test_prefix6_word),
+		cmocka_unit_test(test_prefix6_bad),
 	};
 
 	return cmocka_run_group_tests_name("classword", tests, NULL, NULL);

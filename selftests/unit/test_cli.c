@@ -216,6 +216,19 @@ static void test_bad_class(void **state)
 	expect_json_error(A("prefix", "add", "10.0.0.0/8", "65536"));
 	expect_json_error(A("prefix", "add", "10.0.0.0/8", "1", "per-peer",
 			    "per-peer"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "prefix6", "64"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6", "62"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6", "0"));
+	expect_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+		       "prefix6", "132"));
+	expect_error(A("-n", "/nonexistent/netns", "prefix", "add",
+		       "fd00::/8", "1", "per-peer", "prefix6", "130"));
+	expect_json_error(A("prefix", "add", "fd00::/8", "1", "per-peer",
+			    "prefix6", "7"));
 }
 
 static void test_bad_usage(void **state)
@@ -311,6 +324,20 @@ static void test_bad_load_trace(void **state)
 	expect_error(A("trace", "filter", "waited == 1", "filter", "x"));
 	expect_error(A("-c", "5", "status"));
 	expect_json_error(A("-c", "0", "trace"));
+	/* Each command parses its own options: another's is unknown. */
+	expect_error(A("trace", "-c", "0"));
+	expect_error(A("trace", "--count=x"));
+	expect_error(A("status", "-c", "5"));
+	expect_error(A("trace", "-o", "kernel"));
+	expect_error(A("-o", "kernel", "trace"));
+	expect_error(A("--dry-run", "status"));
+	expect_error(A("status", "--dry-run"));
+	expect_error(A("prefix", "list", "-o", "json"));
+	expect_error(A("apply", "--dry-run", "--dry-run", "/nonexistent"));
+	expect_error(A("status", "-o", "json", "--output", "text"));
+	expect_json_error(A("status", "-c", "5"));
+	expect_json_error(A("-o", "bogus", "status"));
+	expect_json_error(A("status", "-o", "bogus"));
 }
 
 static void test_help_version(void **state)
@@ -327,15 +354,24 @@ static void test_help_version(void **state)
 	assert_non_null(strstr(r->out, "load [OBJ] [max-inflight N]"));
 	assert_non_null(strstr(r->out, "trace [-c COUNT] [EVENT...] [filter EXPR]"));
 	/* The global options of smb-classify(8)'s synopsis, all of them. */
-	assert_non_null(strstr(r->out, "-c|--count COUNT"));
-	assert_non_null(strstr(r->out, "-o|--output FORMAT"));
-	assert_non_null(strstr(r->out, "| --dry-run |"));
+	assert_non_null(strstr(r->out, "-n|--netns NETNS"));
+	assert_non_null(strstr(r->out, "-V|--version | -h|--help }"));
+	/* The options of one command are in that command's line only. */
+	assert_null(strstr(r->out, "--count"));
+	assert_non_null(strstr(r->out, "status [-o text|json|openmetrics|kernel]"));
+	assert_non_null(strstr(r->out, "apply [FILE] [--dry-run]"));
 	assert_string_equal(r->err, "");
 	run(r, A("-V"));
 	assert_int_equal(r->status, 0);
 	assert_true(!strncmp(r->out, "smb-classify v", 14));
 	run(r, A("help"));
 	assert_int_equal(r->status, 0);
+	run(r, A("status", "-h"));
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "Usage: smb-classify"));
+	run(r, A("trace", "--version"));
+	assert_int_equal(r->status, 0);
+	assert_true(!strncmp(r->out, "smb-classify v", 14));
 	run(r, A("prefix", "help"));
 	assert_int_equal(r->status, 0);
 	run(r, A("policy", "help"));

@@ -154,6 +154,19 @@ static void test_errors(void **state)
 		{ "[class 1]\ncolour = red\n", "t.conf:2: colour: unknown field of [class 1]" },
 		{ "[class 1]\njust words\n", "t.conf:2: line: 'just words': expected" },
 		{ "[class 1]\n = 1\n", "t.conf:2: line: missing key" },
+		{ "[global]\nper peer prefix6 = 62\n", "t.conf:2: per peer prefix6: prefix6 '62': must be a multiple of 4 in 4-128" },
+		{ "[global]\nper peer prefix6 = 0\n", "t.conf:2: per peer prefix6: prefix6 '0': must be a multiple of 4 in 4-128" },
+		{ "[global]\nper peer prefix6 = 132\n", "t.conf:2: per peer prefix6: prefix6 '132': must be" },
+		{ "[global]\nper peer prefix6 =\n", "t.conf:2: per peer prefix6: prefix6 '': must be" },
+		{ "[global]\nper peer prefix6 = 64\nper-peer-prefix6 = 64\n", "t.conf:3: per peer prefix6: given twice" },
+		{ "[global]\nper peer prefix6 = 64\n[class 3]\nprefix = ::/0\n", "t.conf:2: per peer prefix6: the prefix ::/0 of line 4 covers every peer, so none is unmatched: give it per-peer prefix6 64" },
+		{ "[class 1]\nper peer prefix6 = 128\nprefix = fd00::/8\n", "t.conf:2: per peer prefix6: only with per peer = yes in [class 1]" },
+		{ "[class 1]\nper peer = no\nper peer prefix6 = 128\n", "t.conf:3: per peer prefix6: only with per peer = yes in [class 1]" },
+		{ "[class 1]\nper peer = yes\nper peer prefix6 = 8\nper peer prefix6 = 8\n", "t.conf:4: per peer prefix6: given twice" },
+		{ "[class 1]\nper peer = yes\nper peer prefix6 = 130\n", "t.conf:3: per peer prefix6: prefix6 '130': must be a multiple of 4 in 4-128" },
+		{ "[class 1]\nprefix = fd00::/8 prefix6 64\n", "t.conf:2: prefix: prefix6 64: only with per-peer" },
+		{ "[class 1]\nprefix = fd00::/8 per-peer prefix6 65\n", "t.conf:2: prefix: prefix6 '65': must be a multiple of 4 in 4-128" },
+		{ "[class 1]\nprefix = fd00::/8 per-peer prefix6\n", "t.conf:2: prefix: prefix6: missing value" },
 	};
 	char err[CONF_ERRLEN];
 	struct conf c;
@@ -169,6 +182,67 @@ static void test_errors(void **state)
 				 err, bad[i].want);
 		assert_null(c.prefixes);
 	}
+}
+
+/* prefix6: of [global] (the unmatched peers), of a class, of a prefix. */
+static const char prefix6_example[] =
+	"[global]\n"
+	"\tper peer prefix6 = 128\n"
+	"[class 1]\n"
+	"\tper peer = yes\n"
+	"\tper peer prefix6 = 56\n"
+	"\tprefix = 2001:db8::/32\n"
+	"\tprefix = 10.1.0.0/16\n"
+	"[class 2]\n"
+	"\tprefix = fd00::/8 per-peer prefix6 48\n"
+	"\tprefix = fd01::/16 weight 2\n"
+	"[class 3]\n"
+	"\tper peer = yes\n"
+	"\tprefix = fd02::/16\n"
+	"\tprefix = fd03::/16 per-peer prefix6 96\n";
+
+static void test_prefix6(void **state)
+{
+	char err[CONF_ERRLEN], *t1, *t2;
+	struct conf a, b;
+
+	(void)state;
+	assert_int_equal(parse(prefix6_example, &a, err), 0);
+	assert_int_equal(a.nprefixes, 7);
+	/* IPv4 first, then by address: ::/0 is the first IPv6 prefix. */
+	assert_int_equal(a.prefixes[0].word, 0x8e010001);	/* 56 / 4 */
+	assert_int_equal(a.prefixes[1].key.prefixlen, 0);
+	assert_int_equal(a.prefixes[1].word, 0xa0010000);	/* 128 / 4 */
+	assert_int_equal(a.prefixes[2].word, 0x8e010001);
+	assert_int_equal(a.prefixes[3].word, 0x8c010002);	/* 48 / 4 */
+	assert_int_equal(a.prefixes[4].word, 0x00020002);
+	assert_int_equal(a.prefixes[5].word, 0x80010003);
+	assert_int_equal(a.prefixes[6].word, 0x98010003);	/* 96 / 4 */
+	t1 = text_of(&a, false);
+	assert_string_equal(t1,
+		"# ksmbd-sched.conf(5), as written by smb-classify dump\n"
+		"\n[class 0]\n\tper peer = yes\n\tper peer prefix6 = 128\n"
+		"\tprefix = ::/0\n"
+		"\n[class 1]\n\tper peer = yes\n\tper peer prefix6 = 56\n"
+		"\tprefix = 10.1.0.0/16\n\tprefix = 2001:db8::/32\n"
+		"\n[class 2]\n\tprefix = fd00::/8 per-peer prefix6 48\n"
+		"\tprefix = fd01::/16 weight 2\n"
+		"\n[class 3]\n\tper peer = yes\n\tprefix = fd02::/16\n"
+		"\tprefix = fd03::/16 per-peer prefix6 96\n");
+	assert_int_equal(parse(t1, &b, err), 0);
+	assert_int_equal(a.nprefixes, b.nprefixes);
+	assert_memory_equal(a.prefixes, b.prefixes,
+			    a.nprefixes * sizeof(*a.prefixes));
+	t2 = text_of(&b, false);
+	assert_string_equal(t1, t2);
+	free(t1);
+	free(t2);
+	t1 = text_of(&a, true);
+	assert_non_null(strstr(t1, "+ prefix ::/0 class 0 weight 1 per-peer prefix6 128\n"));
+	assert_non_null(strstr(t1, "+ prefix fd01::/16 class 2 weight 2\n"));
+	free(t1);
+	conf_free(&a);
+	conf_free(&b);
 }
 
 /* dump's text parses back to the same policy and the same text. */
@@ -251,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_prefix6),
 	};
 
 	return cmocka_run_group_tests_name("conf", tests, NULL, NULL);

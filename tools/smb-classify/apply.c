@@ -96,14 +96,13 @@ static void print_diff(const struct conf *old, const struct conf *new,
 
 /**
  * do_apply() - "apply [FILE] [--dry-run]": set the whole policy
- * @argc: 0 or 1.
- * @argv: FILE, default CONF_DEFAULT.
+ * @argc: number of @argv.
+ * @argv: [FILE] (default CONF_DEFAULT), --dry-run, the global options.
  *
  * Return: 0 or a negative errno, reported.
  */
 int do_apply(int argc, char **argv)
 {
-	const char *file = argc ? argv[0] : CONF_DEFAULT;
 	struct ns_state old = { 0 };
 	struct conf new = { 0 };
 	char msg[CONF_ERRLEN], note[160] = "";
@@ -112,12 +111,18 @@ int do_apply(int argc, char **argv)
 		.fill = fill_maps, .ctx = &new, .note = note,
 		.notelen = sizeof(note),
 	};
+	struct cmd_opt opts[] = { { "dry-run", 0, false } };
 	struct ns_ctx ns;
+	const char *file;
 	FILE *f;
 	int err;
 
+	err = cmd_options("apply", &argc, &argv, opts, ARRAY_SIZE(opts));
+	if (err)
+		return err < 0 ? err : 0;
 	if (argc > 1)
 		return no_args("apply FILE", argc - 1, argv + 1);
+	file = argc ? argv[0] : CONF_DEFAULT;
 	f = fopen(file, "re");
 	if (!f)
 		return p_errno(-errno, "cannot read %s", file);
@@ -134,7 +139,7 @@ int do_apply(int argc, char **argv)
 		err = running_conf(&ns, &old);
 	if (err)
 		goto out;
-	if (dry_run) {
+	if (opts[0].value) {
 		print_diff(&old.c, &new, "would apply", file, &ns);
 		goto out;
 	}

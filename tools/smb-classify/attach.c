@@ -120,16 +120,6 @@ static struct bpf_map *object_ops_map(struct bpf_object *obj,
 	return NULL;
 }
 
-/* The pin of shared_maps[@i] as NAME@suffix ("" or "_new", see apply.c). */
-static void shared_pin_path(const struct ns_ctx *ns, unsigned int i,
-			    const char *suffix, char *buf)
-{
-	char name[32];
-
-	snprintf(name, sizeof(name), "%s%s", shared_maps[i].name, suffix);
-	ns_pin_path(ns, name, buf);
-}
-
 /*
  * Check the object's shared maps and, unless @fresh, make them the pinned
  * ones where those exist, so prefixes and policies survive load and
@@ -219,118 +209,6 @@ static int finish_pins(struct ns_ctx *ns, const char *suffix,
 	return err;
 }
 
-/* The info of program @id, into @info as the caller prepared it. */
-static int prog_info(uint32_t id, struct bpf_prog_info *info)
-{
-	__u32 len = sizeof(*info);
-	int fd = bpf_prog_get_fd_by_id(id), err;
-
-	if (fd < 0)
-		return fd;
-	err = bpf_prog_get_info_by_fd(fd, info, &len);
-	close(fd);
-	return err;
-}
-
-/* Whether a program of struct_ops map @ops_id uses the map with id @map_id. */
-static bool ops_use_map(uint32_t ops_id, uint32_t map_id)
-{
-	struct bpf_prog_info pinfo;
-	__u32 ids[64], j;
-	struct ops_info oi;
-	unsigned int i;
-	bool found = false;
-
-	if (ops_data(ops_id, &oi))
-		return false;
-	for (i = 0; i < oi.nprogs && !found; i++) {
-		memset(&pinfo, 0, sizeof(pinfo));
-		pinfo.nr_map_ids = ARRAY_SIZE(ids);
-		pinfo.map_ids = (__u64)(unsigned long)ids;
-		if (prog_info(oi.progs[i].id, &pinfo))
-			continue;
-		for (j = 0; j < pinfo.nr_map_ids && j < ARRAY_SIZE(ids); j++)
-			found |= ids[j] == map_id;
-	}
-	return found;
-}
-
-/**
- * pins_recover() - finish or undo the pins of an apply that was killed
- * @ns: live netns, locked (ns_lock() calls this).
- *
- * apply pins its fresh maps as NAME_new, switches the link, then renames
- * them over NAME.  Killed between, the kernel runs one program with one
- * set of maps, and the pins must name those: a NAME_new map that the
- * attached program uses is renamed over NAME (the switch happened), any
- * other is removed (it did not).
- *
- * Return: 0 or a negative errno, reported.
- */
-int pins_recover(struct ns_ctx *ns)
-{
-	char from[PATH_MAX], to[PATH_MAX];
-	struct bpf_map_info info;
-	struct bpf_link_info linfo;
-	int link_fd = -1, fd, err = 0;
-	bool looked = false;
-	__u32 len;
-	unsigned int i;
-
-	for (i = 0; i < NSHARED && !err; i++) {
-		shared_pin_path(ns, i, "_new", from);
-		shared_pin_path(ns, i, "", to);
-		fd = bpf_obj_get(from);
-		if (fd < 0)
-			continue;
-		if (!looked) {
-			looked = true;
-			link_fd = link_open(ns, &linfo);
-		}
-		if (link_fd < 0 && link_fd != -ENOENT) {
-			err = link_fd;	/* reported */
-			close(fd);
-			break;
-		}
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (link_fd >= 0 && !bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    ops_use_map(linfo.struct_ops.map_id, info.id)) {
-			if (rename(from, to))
-				err = p_errno(-errno, "cannot rename %s to %s",
-					      from, to);
-		} else if (unlink(from)) {
-			err = p_errno(-errno, "cannot remove %s", from);
-		}
-		close(fd);
-	}
-	if (link_fd >= 0)
-		close(link_fd);
-	return err;
-}
-
-/* The index of member @name of struct @t, or -1. */
-static int member_index(const struct btf *btf, const struct btf_type *t,
-			const char *name)
-{
-	const struct btf_member *m = btf_members(t);
-	int i;
-
-	for (i = 0; i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
-			return i;
-	return -1;
-}
-
-/* The type of member @i of struct @t, past typedefs and modifiers. */
-static const struct btf_type *member_type(const struct btf *btf,
-					  const struct btf_type *t, int i)
-{
-	int id = btf__resolve_type(btf, btf_members(t)[i].type);
-
-	return id < 0 ? NULL : btf__type_by_id(btf, id);
-}
-
 /*
  * Set the u32 data member @member of the object's struct_ops value before
  * load.  The member is found by name in the object's BTF type of the map
@@ -353,13 +231,13 @@ static int ops_set_u32(struct bpf_object *obj, struct bpf_map *ops,
 	if (!t || !btf_is_struct(t) || !data)
 		return p_err("%s: no BTF for struct_ops map %s, cannot set %s",
 			     label, bpf_map__name(ops), member);
-	i = member_index(btf, t, member);
+	i = ops_member_index(btf, t, member);
 	if (i < 0)
 		return p_err("%s: struct %s of struct_ops map %s has no member %s",
 			     label, btf__name_by_offset(btf, t->name_off),
 			     bpf_map__name(ops), member);
 	off = btf_member_bit_offset(t, i);
-	mt = member_type(btf, t, i);
+	mt = ops_member_type(btf, t, i);
 	if (!mt || !(btf_is_int(mt) || btf_is_enum(mt)) ||
 	    mt->size != sizeof(__u32) || btf_member_bitfield_size(t, i) ||
 	    off % 8 || off / 8 + sizeof(__u32) > size)
@@ -704,98 +582,3 @@ report:
 	return 0;
 }
 
-/* The BTF type of a struct_ops map's value: vmlinux's or a module's. */
-static struct btf *value_btf(const struct bpf_map_info *info,
-			     struct btf **vmlinux)
-{
-	struct btf *mod;
-
-	*vmlinux = btf__load_vmlinux_btf();
-	if (!*vmlinux || !info->btf_vmlinux_id)
-		return *vmlinux;
-	mod = btf__load_from_kernel_by_id_split(info->btf_vmlinux_id,
-						*vmlinux);
-	return mod ? mod : *vmlinux;
-}
-
-/* The "data" member (struct ksmbd_sched_ops) of bpf_struct_ops_<type>. */
-static const struct btf_type *ops_type(const struct btf *btf, __u32 id,
-				       unsigned int *off)
-{
-	const struct btf_type *vt = btf__type_by_id(btf, id);
-	int i = vt && btf_is_struct(vt) ? member_index(btf, vt, "data") : -1;
-
-	if (i < 0)
-		return NULL;
-	*off = btf_member_bit_offset(vt, i) / 8;
-	vt = member_type(btf, vt, i);
-	return vt && btf_is_struct(vt) ? vt : NULL;
-}
-
-/**
- * ops_data() - what the kernel holds of an attached struct_ops map
- * @map_id: the link's struct_ops map.
- * @oi:     output: max_inflight and the programs.  The kernel reports
- *          the map's value with each function pointer replaced by its
- *          program's id; the layout comes from the kernel's BTF.
- *
- * Return: 0 or a negative errno (not reported; @oi is then empty).
- */
-int ops_data(uint32_t map_id, struct ops_info *oi)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), zero = 0;
-	struct btf *btf = NULL, *vmlinux = NULL;
-	const struct btf_member *m;
-	const struct btf_type *dt, *t;
-	struct bpf_prog_info pinfo;
-	unsigned int off = 0, moff;
-	char *value = NULL;
-	int fd, err = -ENOENT, i;
-
-	memset(oi, 0, sizeof(*oi));
-	fd = bpf_map_get_fd_by_id(map_id);
-	if (fd < 0)
-		return fd;
-	if (bpf_map_get_info_by_fd(fd, &info, &len) ||
-	    !info.btf_vmlinux_value_type_id)
-		goto out;
-	value = calloc(1, info.value_size);
-	if (!value || bpf_map_lookup_elem(fd, &zero, value))
-		goto out;
-	btf = value_btf(&info, &vmlinux);
-	dt = btf ? ops_type(btf, info.btf_vmlinux_value_type_id, &off) : NULL;
-	if (!dt)
-		goto out;
-	for (i = 0, m = btf_members(dt); i < btf_vlen(dt); i++, m++) {
-		const char *name = btf__name_by_offset(btf, m->name_off);
-		unsigned long long id = 0;
-
-		moff = off + btf_member_bit_offset(dt, i) / 8;
-		if (!strcmp(name, "max_inflight") && moff + 4 <= info.value_size)
-			memcpy(&oi->max_inflight, value + moff, 4);
-		t = member_type(btf, dt, i);
-		if (!t || !btf_is_ptr(t) || moff + 8 > info.value_size ||
-		    oi->nprogs == ARRAY_SIZE(oi->progs))
-			continue;
-		memcpy(&id, value + moff, sizeof(id));
-		if (!id)
-			continue;
-		snprintf(oi->progs[oi->nprogs].member,
-			 sizeof(oi->progs[0].member), "%s", name);
-		oi->progs[oi->nprogs].id = id;
-		memset(&pinfo, 0, sizeof(pinfo));
-		if (!prog_info(id, &pinfo))
-			memcpy(oi->progs[oi->nprogs].name, pinfo.name,
-			       sizeof(oi->progs[0].name));
-		oi->nprogs++;
-	}
-	err = 0;
-out:
-	if (btf != vmlinux)
-		btf__free(btf);
-	btf__free(vmlinux);
-	free(value);
-	close(fd);
-	return err;
-}

@@ -6,9 +6,11 @@
  * The syntax, ksmbd.conf's, and the sections ([global], [class ID]) and
  * their fields are those of ksmbd-sched.conf(5), the reference.  A key is
  * the same whatever its case, spaces, '-' or '_' (normalize()).  A prefix
- * takes its class's weight and per peer unless its own words say
- * otherwise; a class with splice min or unbound min gets a policy entry
- * (the other threshold at its default).  The whole text is read before
+ * takes its class's weight, per peer and per peer prefix6 unless its own
+ * words say otherwise; a class with splice min or unbound min gets a
+ * policy entry (the other threshold at its default).  [global]'s per
+ * peer prefix6 is the prefix ::/0 of class 0, per peer: it covers every
+ * peer that no other prefix covers.  The whole text is read before
  * anything is returned, and the first error names the file, the line and
  * the field.
  */
@@ -37,6 +39,8 @@ struct section {
 	unsigned int id, line;
 	unsigned int weight;	/* 0: not given */
 	int per_peer;		/* -1: not given */
+	unsigned int prefix6;	/* 0: not given */
+	unsigned int prefix6_line;
 	unsigned int has_policy;	/* 1: splice min, 2: unbound min */
 	struct smb_policy p;
 };
@@ -47,6 +51,7 @@ struct parser {
 	char *err;
 	size_t errlen;
 	bool in_global, seen_global;
+	unsigned int unmatched6, unmatched6_line;	/* [global] */
 	struct section *sections;
 	unsigned int nsections;
 	struct pending *pending;
@@ -202,6 +207,12 @@ static int class_field(struct parser *ps, const char *key, char *v)
 			return perr(ps, "per peer", "'%.40s': must be yes or no",
 				    v);
 		sec->per_peer = b;
+	} else if (!strcmp(key, "perpeerprefix6")) {
+		if (sec->prefix6)
+			return perr(ps, "per peer prefix6", "given twice");
+		if (parse_prefix6(v, &sec->prefix6, msg, sizeof(msg)))
+			return perr(ps, "per peer prefix6", "%s", msg);
+		sec->prefix6_line = ps->line;
 	} else if (!strcmp(key, "splicemin") || !strcmp(key, "unboundmin")) {
 		bool splice = key[0] == 's';
 		unsigned int bit = splice ? 1 : 2;
@@ -217,7 +228,7 @@ static int class_field(struct parser *ps, const char *key, char *v)
 		sec->has_policy |= bit;
 		policy_apply(&pa, &sec->p);
 	} else {
-		return perr(ps, key, "unknown field of [class %u] (weight, per peer, splice min, unbound min, prefix)",
+		return perr(ps, key, "unknown field of [class %u] (weight, per peer, per peer prefix6, splice min, unbound min, prefix)",
 			    sec->id);
 	}
 	return 0;
@@ -245,8 +256,16 @@ static int line_parse(struct parser *ps, char *s, bool *max_given,
 		return perr(ps, key, "outside a section ([global] or [class ID])");
 	if (!ps->in_global)
 		return class_field(ps, key, s);
+	if (!strcmp(key, "perpeerprefix6")) {
+		if (ps->unmatched6)
+			return perr(ps, "per peer prefix6", "given twice");
+		if (parse_prefix6(s, &ps->unmatched6, msg, sizeof(msg)))
+			return perr(ps, "per peer prefix6", "%s", msg);
+		ps->unmatched6_line = ps->line;
+		return 0;
+	}
 	if (strcmp(key, "maxinflight"))
-		return perr(ps, key, "unknown field of [global] (max inflight)");
+		return perr(ps, key, "unknown field of [global] (max inflight, per peer prefix6)");
 	if (*max_given)
 		return perr(ps, "max inflight", "given twice");
 	if (parse_max_inflight(s, max, msg, sizeof(msg)))
@@ -278,18 +297,53 @@ int conf_policy_cmp(const void *a, const void *b)
 }
 
 /*
+ * [global]'s per peer prefix6: the prefix ::/0 of class 0, per peer with
+ * that prefix6, unless a prefix ::/0 of the file already covers every
+ * peer.  Return: 0 or -EINVAL/-ENOMEM.
+ */
+static int unmatched_prefix(struct parser *ps, struct conf_prefix *e)
+{
+	struct class_spec cs = { .id = 0, .weight = 1, .per_peer = true,
+				 .prefix6 = ps->unmatched6 };
+	unsigned int i;
+
+	memset(e, 0, sizeof(*e));
+	for (i = 0; i < ps->npending; i++) {
+		if (ps->pending[i].key.prefixlen)
+			continue;
+		ps->line = ps->unmatched6_line;
+		return perr(ps, "per peer prefix6",
+			    "the prefix ::/0 of line %u covers every peer, so none is unmatched: give it per-peer prefix6 %u",
+			    ps->pending[i].line, ps->unmatched6);
+	}
+	e->word = class_word_encode(&cs);
+	return 0;
+}
+
+/*
  * The entries of the parsed sections, in the order of struct conf: the
  * prefixes as the pending lines sorted by cidr_cmp(), the policies sorted
  * here.  Return: 0 or -EINVAL/-ENOMEM.
  */
 static int build(struct parser *ps, struct conf *c)
 {
+	struct conf_prefix unmatched;
 	struct section *sec;
 	struct pending *p;
 	struct class_spec cs;
-	unsigned int i;
+	unsigned int i, n;
 	char cidr[CIDR_STRLEN];
 
+	if (ps->unmatched6 && unmatched_prefix(ps, &unmatched))
+		return -EINVAL;
+	for (i = 0; i < ps->nsections; i++) {
+		sec = &ps->sections[i];
+		if (!sec->prefix6 || sec->per_peer > 0)
+			continue;
+		ps->line = sec->prefix6_line;
+		return perr(ps, "per peer prefix6",
+			    "only with per peer = yes in [class %u]", sec->id);
+	}
 	qsort(ps->pending, ps->npending, sizeof(*ps->pending), pending_cmp);
 	for (i = 1; i < ps->npending; i++) {
 		if (pending_cmp(&ps->pending[i - 1], &ps->pending[i]))
@@ -301,7 +355,7 @@ static int build(struct parser *ps, struct conf *c)
 			    cidr, ps->pending[i - 1].line,
 			    ps->pending[i].line);
 	}
-	c->prefixes = calloc(ps->npending + 1, sizeof(*c->prefixes));
+	c->prefixes = calloc(ps->npending + 2, sizeof(*c->prefixes));
 	c->policies = calloc(ps->nsections + 1, sizeof(*c->policies));
 	if (!c->prefixes || !c->policies)
 		return -ENOMEM;
@@ -311,10 +365,16 @@ static int build(struct parser *ps, struct conf *c)
 		cs.id = sec->id;
 		cs.weight = p->own.weight ?: sec->weight ?: 1;
 		cs.per_peer = p->own.per_peer || sec->per_peer > 0;
+		cs.prefix6 = p->own.prefix6 ?: cs.per_peer ? sec->prefix6 : 0;
 		c->prefixes[i].key = p->key;
 		c->prefixes[i].word = class_word_encode(&cs);
 	}
-	c->nprefixes = ps->npending;
+	n = ps->npending;
+	if (ps->unmatched6) {
+		c->prefixes[n++] = unmatched;
+		qsort(c->prefixes, n, sizeof(*c->prefixes), conf_prefix_cmp);
+	}
+	c->nprefixes = n;
 	for (i = 0; i < ps->nsections; i++) {
 		if (!ps->sections[i].has_policy)
 			continue;
@@ -396,20 +456,24 @@ static void write_class(FILE *out, unsigned int id,
 {
 	char cidr[CIDR_STRLEN], sp[POLICY_BYTES_STRLEN], ub[POLICY_BYTES_STRLEN];
 	struct class_spec cs, first = { .weight = 1 };
-	bool all_per_peer = n > 0;
-	unsigned int i;
+	bool all_per_peer = n > 0, same6 = true, own_pp;
+	unsigned int i, class6;
 
 	for (i = 0; i < n; i++) {
 		class_word_decode(p[i].word, &cs);
 		if (!i)
 			first = cs;
 		all_per_peer &= cs.per_peer;
+		same6 &= cs.prefix6 == first.prefix6;
 	}
+	class6 = all_per_peer && same6 ? first.prefix6 : 0;
 	fprintf(out, "\n[class %u]\n", id);
 	if (n && first.weight != 1)
 		fprintf(out, "\tweight = %u\n", first.weight);
 	if (all_per_peer)
 		fprintf(out, "\tper peer = yes\n");
+	if (class6)
+		fprintf(out, "\tper peer prefix6 = %u\n", class6);
 	if (pol) {
 		format_policy_bytes(pol->p.splice_min, sp, sizeof(sp));
 		format_policy_bytes(pol->p.unbound_min, ub, sizeof(ub));
@@ -422,8 +486,13 @@ static void write_class(FILE *out, unsigned int id,
 		fprintf(out, "\tprefix = %s", cidr);
 		if (cs.weight != first.weight)
 			fprintf(out, " weight %u", cs.weight);
-		if (cs.per_peer && !all_per_peer)
+		/* prefix6 is a word of per-peer: both, or the class's. */
+		own_pp = cs.per_peer &&
+			 (!all_per_peer || (cs.prefix6 && !class6));
+		if (own_pp)
 			fprintf(out, " per-peer");
+		if (own_pp && cs.prefix6)
+			fprintf(out, " prefix6 %u", cs.prefix6);
 		fputc('\n', out);
 	}
 }
@@ -433,9 +502,9 @@ static void write_class(FILE *out, unsigned int id,
  * @out: stream.
  * @c:   a policy with sorted entries.
  *
- * Classes in id order, each with the weight of its first prefix and per
- * peer when all its prefixes have it; a prefix that differs says so in
- * its own words.  The same policy always gives the same text.
+ * Classes in id order, each with the weight of its first prefix, per
+ * peer when all its prefixes have it and per peer prefix6 when they all
+ * have the same; a prefix that differs says so in its own words.  The same policy always gives the same text.
  */
 void conf_write(FILE *out, const struct conf *c)
 {
@@ -476,6 +545,9 @@ static void prefix_text(const struct conf_prefix *p, char *buf, size_t len)
 	cidr_format(&p->key, cidr, sizeof(cidr));
 	snprintf(buf, len, "prefix %s class %u weight %u%s", cidr, cs.id,
 		 cs.weight, cs.per_peer ? " per-peer" : "");
+	if (cs.prefix6)
+		snprintf(buf + strlen(buf), len - strlen(buf), " prefix6 %u",
+			 cs.prefix6);
 }
 
 static void policy_text(const struct conf_policy *p, char *buf, size_t len)
@@ -542,7 +614,8 @@ static unsigned int diff_entries(FILE *out, const void *a, unsigned int na,
  * @old: the running policy (sorted).
  * @new: the policy to apply (sorted).
  *
- * "~ max-inflight 8 -> 4", "+ prefix CIDR class N weight W [per-peer]",
+ * "~ max-inflight 8 -> 4", "+ prefix CIDR class N weight W [per-peer
+ * [prefix6 LEN]]",
  * "- policy N splice-min X unbound-min Y", "~ prefix CIDR class ... ->
  * class ...".
  *

@@ -13,10 +13,11 @@
  * nanoseconds) and "ts" (the raw clock), "cpu", "pid", "task", "event",
  * then every field of the event's format under its own name, integers as
  * numbers and strings as strings.  Words the kernel packs are spelt out
- * beside them: class_word as "class", "weight", "per_peer"; command as
- * "cmd"; verdict as "queue" and "splice"; any other field the kernel
- * prints through a symbol table as "FIELD_sym" (ksmbd_read_payload's
- * "path_sym", the reason, and "src_sym").  A name is written once only
+ * beside them: class_word as "class", "weight", "per_peer" (and
+ * "prefix6" when PEER6 is set); command as "cmd"; verdict as "queue"
+ * and "splice"; any other field the kernel prints through a symbol
+ * table as "FIELD_sym" (ksmbd_read_payload's "path_sym", the reason, and
+ * "src_sym").  A name is written once only
  * (the first wins), and every string is sanitized to valid UTF-8, so
  * the output is valid JSON whatever bytes the task names hold.
  */
@@ -151,12 +152,18 @@ static void put_str(struct out *o, const char *name, const char *v)
 /* The spelt-out form of a packed field, after the field itself. */
 static void derived(struct out *o, const struct trace_field *f)
 {
-	uint32_t v = f->num;
+	uint32_t v = f->num, peer6;
 
 	if (!strcmp(f->name, "class_word")) {
 		put_num(o, "class", KSMBD_SCHED_CLASS_ID_OF(v), false);
 		put_num(o, "weight", KSMBD_SCHED_CLASS_WEIGHT_OF(v) ?: 1, false);
 		put_num(o, "per_peer", !!(v & KSMBD_SCHED_CLASS_PER_PEER), true);
+		/* PEER6 as the prefix length it keys, clamped as the kernel. */
+		peer6 = KSMBD_SCHED_CLASS_PEER6_OF(v);
+		if (peer6 > KSMBD_SCHED_CLASS_PEER6_MAX)
+			peer6 = KSMBD_SCHED_CLASS_PEER6_MAX;
+		if (peer6 && (v & KSMBD_SCHED_CLASS_PER_PEER))
+			put_num(o, "prefix6", 4 * peer6, false);
 	} else if (!strcmp(f->name, "command")) {
 		/* The name of the kernel's table (show_smb2_command()). */
 		put_str(o, "cmd", f->sym[0] ? f->sym : "UNKNOWN");

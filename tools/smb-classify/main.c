@@ -22,9 +22,6 @@
 bool json_output;
 json_writer_t *json_wtr;
 const char *netns_arg;
-long trace_count;
-const char *output_arg;
-bool dry_run;
 
 static bool debug;
 /*
@@ -153,11 +150,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
  * @func:  runs the rest of the words; NULL: they are of level @name.
  * @help:  the command's line of the grammar after @level ("add CIDR
  *         CLASS ..."); NULL for an alias or a level, not listed.
+ * @opts:  @func takes options of its own and calls cmd_options() itself;
+ *         otherwise cmd_select() does, for the global options only.
  */
 struct cmd {
 	const char *level, *name;
 	int (*func)(int argc, char **argv);
 	const char *help;
+	bool opts;
 };
 
 /* The grammar of one level of @cmds ("prefix"), or of all (""). */
@@ -168,9 +168,8 @@ static void usage(const struct cmd *cmds, const char *level)
 		if (cmds->help && (!*level || !strcmp(cmds->level, level)))
 			printf("       smb-classify %s%s%s\n", cmds->level,
 			       *cmds->level ? " " : "", cmds->help);
-	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -c|--count COUNT |\n"
-	       "             -o|--output FORMAT | --dry-run | -d|--debug | -V|--version |\n"
-	       "             -h|--help }\n"
+	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -d|--debug |\n"
+	       "             -V|--version | -h|--help }, before or after the command\n"
 	       "CIDR := ADDR/LEN (strict; IPv4 stored as ::ffff:a.b.c.d)   CLASS := 0-65535\n"
 	       "N := bytes 0-16M, K or M suffix (64K, 1M)   FILE := %s by default\n"
 	       "Words may be abbreviated.  See smb-classify(8), ksmbd-sched.conf(5).\n",
@@ -204,7 +203,15 @@ static int cmd_select(const struct cmd *cmds, const char *level, int argc,
 			continue;
 		if (!c->func)
 			return cmd_select(cmds, c->name, argc - 1, argv + 1);
-		return c->func(argc - 1, argv + 1);
+		argc--;
+		argv++;
+		if (!c->opts) {
+			int err = cmd_options(c->name, &argc, &argv, NULL, 0);
+
+			if (err)
+				return err < 0 ? err : 0;
+		}
+		return c->func(argc, argv);
 	}
 	for (c = cmds; c->name && off < sizeof(names); c++)
 		if (!strcmp(c->level, level))
@@ -240,10 +247,12 @@ static const struct cmd cmds[] = {
 	{ "", "load", do_load, "load [OBJ] [max-inflight N]" },
 	{ "", "replace", do_replace, "replace [OBJ] [max-inflight N]" },
 	{ "", "unload", do_unload, "unload" },
-	{ "", "status", do_status, "status [-o text|json|openmetrics|kernel]" },
+	{ "", "status", do_status, "status [-o text|json|openmetrics|kernel]",
+	  true },
 	{ "", "clients", do_clients, "clients" },
 	{ "", "prefix" },
-	{ "prefix", "add", prefix_add, "add CIDR CLASS [weight W] [per-peer]" },
+	{ "prefix", "add", prefix_add,
+	  "add CIDR CLASS [weight W] [per-peer [prefix6 LEN]]" },
 	{ "prefix", "delete", prefix_del, "del CIDR" },
 	{ "prefix", "list", prefix_list, "list" },
 	{ "prefix", "show", prefix_list },
@@ -253,9 +262,10 @@ static const struct cmd cmds[] = {
 	{ "policy", "delete", policy_del, "del CLASS" },
 	{ "policy", "show", policy_show, "show" },
 	{ "policy", "list", policy_show },
-	{ "", "apply", do_apply, "apply [FILE] [--dry-run]" },
+	{ "", "apply", do_apply, "apply [FILE] [--dry-run]", true },
 	{ "", "dump", do_dump, "dump" },
-	{ "", "trace", do_trace, "trace [-c COUNT] [EVENT...] [filter EXPR]" },
+	{ "", "trace", do_trace, "trace [-c COUNT] [EVENT...] [filter EXPR]",
+	  true },
 	{ "", "help", do_help, "help" },
 	{ NULL }
 };
@@ -269,89 +279,170 @@ static int do_help(int argc, char **argv)
 	return 0;
 }
 
-/* Options that only one command takes: given to another, an error. */
-static int check_option_owner(const char *cmd)
-{
-	const struct {
-		bool given;
-		const char *opt, *owner;
-	} owned[] = {
-		{ trace_count, "-c/--count", "trace" },
-		{ output_arg, "-o/--output", "status" },
-		{ dry_run, "--dry-run", "apply" },
-	};
-	unsigned int i;
+/* The options of every command, before or after its words. */
+static const struct option global_opts[] = {
+	{ "json",	no_argument,		NULL, 'j' },
+	{ "pretty",	no_argument,		NULL, 'p' },
+	{ "netns",	required_argument,	NULL, 'n' },
+	{ "debug",	no_argument,		NULL, 'd' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ "help",	no_argument,		NULL, 'h' },
+};
+#define GLOBAL_SHORT	"jpn:dVh"
 
-	for (i = 0; i < ARRAY_SIZE(owned); i++) {
-		if (owned[i].given && !word_abbrev(cmd, owned[i].owner))
-			return p_err("%s is an option of %s only", owned[i].opt,
-				     owned[i].owner);
+static bool pretty;
+
+/*
+ * A global option: 0, 1 when it ends the run (-V, -h), -1 when @opt is
+ * none of them.
+ */
+static int global_option(int opt, const char *arg)
+{
+	switch (opt) {
+	case 'p':
+		pretty = true;
+		fallthrough;
+	case 'j':
+		json_output = true;
+		return 0;
+	case 'n':
+		netns_arg = arg;
+		return 0;
+	case 'd':
+		debug = true;
+		return 0;
+	case 'V':
+		printf("smb-classify v%s (libbpf %s)\n", SMB_CLASSIFY_VERSION,
+		       libbpf_version_string());
+		return 1;
+	case 'h':
+		usage(cmds, "");
+		return 1;
 	}
+	return -1;
+}
+
+/* getopt_long()'s error of @argv, as one message of @cmd. */
+static int option_error(const char *cmd, int opt, char **argv)
+{
+	const char *sep = *cmd ? ": " : "";
+
+	if (opt == ':')
+		return p_err("%s%soption '%s' needs an argument", cmd, sep,
+			     argv[optind - 1]);
+	if (optopt)
+		return p_err("%s%sunknown option '-%c' (see --help)", cmd, sep,
+			     optopt);
+	return p_err("%s%sunknown option '%s' (see --help)", cmd, sep,
+		     argv[optind - 1]);
+}
+
+/**
+ * cmd_options() - the options among the words of command @cmd
+ * @cmd:   its name, for messages.
+ * @argc:  in: its words; out: the words left, its operands.
+ * @argv:  in: its words, argv[-1] being the command word; out: operands.
+ * @own:   the options of @cmd alone (status -o, trace -c, apply
+ *         --dry-run), their values set here; NULL if none.
+ * @n:     entries of @own.
+ *
+ * The global options are taken as well, anywhere among the words, as in
+ * bpftool; "--" ends the options.  An option of another command is
+ * unknown here.
+ *
+ * Return: 0; 1 when the run ends here (-V, -h); -EINVAL, reported.
+ */
+int cmd_options(const char *cmd, int *argc, char ***argv,
+		struct cmd_opt *own, unsigned int n)
+{
+	struct option opts[ARRAY_SIZE(global_opts) + 8] = { 0 };
+	char shorts[sizeof(GLOBAL_SHORT) + 2 * 8 + 1] = ":" GLOBAL_SHORT;
+	char **av = *argv - 1;
+	unsigned int i, k = ARRAY_SIZE(global_opts);
+	int opt, r;
+
+	if (n > 8)
+		return p_err("%s: too many options", cmd);
+	memcpy(opts, global_opts, sizeof(global_opts));
+	for (i = 0; i < n; i++, k++) {
+		own[i].value = NULL;
+		opts[k] = (struct option){ own[i].name, own[i].arg ?
+					   required_argument : no_argument,
+					   NULL, own[i].letter ?: 256 + (int)i };
+		if (own[i].letter) {
+			size_t l = strlen(shorts);
+
+			shorts[l] = own[i].letter;
+			shorts[l + 1] = own[i].arg ? ':' : '\0';
+			shorts[l + 2] = '\0';
+		}
+	}
+	opterr = 0;
+	optind = 0;	/* glibc: start over, on these words */
+	while ((opt = getopt_long(*argc + 1, av, shorts, opts, NULL)) != -1) {
+		r = global_option(opt, optarg);
+		if (r >= 0) {
+			if (r)
+				return r;
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			if (opt == (own[i].letter ?: 256 + (int)i))
+				break;
+		if (i == n)
+			return option_error(cmd, opt, av);
+		if (own[i].value)
+			return p_err("%s: option --%s given twice", cmd,
+				     own[i].name);
+		own[i].value = own[i].arg ? optarg : "";
+	}
+	*argv = av + optind;
+	*argc = *argc + 1 - optind;
 	return 0;
 }
 
-static int parse_options(int argc, char **argv, bool *pretty)
+/*
+ * The options before the command.  An option of one command given there
+ * ("-o kernel status", as before options were the commands') is moved
+ * after the command's words for it to parse: *@moved of them in @carry.
+ */
+static int main_options(int argc, char **argv, char **carry,
+			unsigned int *moved)
 {
-	static const struct option opts[] = {
-		{ "json",	no_argument,		NULL, 'j' },
-		{ "pretty",	no_argument,		NULL, 'p' },
-		{ "netns",	required_argument,	NULL, 'n' },
+	static const struct option moved_opts[] = {
 		{ "count",	required_argument,	NULL, 'c' },
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "dry-run",	no_argument,		NULL, 'D' },
-		{ "debug",	no_argument,		NULL, 'd' },
-		{ "version",	no_argument,		NULL, 'V' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ 0 }
 	};
-	unsigned long v;
-	int opt;
+	struct option opts[ARRAY_SIZE(global_opts) +
+			   ARRAY_SIZE(moved_opts) + 1] = { 0 };
+	int opt, r;
 
-	/* Options are allowed anywhere, as in bpftool; "--" ends them. */
+	memcpy(opts, global_opts, sizeof(global_opts));
+	memcpy(opts + ARRAY_SIZE(global_opts), moved_opts,
+	       sizeof(moved_opts));
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":jpn:c:o:dVh", opts,
-				  NULL)) != -1) {
+	*moved = 0;
+	/* "+": stop at the command word; its options are its own. */
+	while ((opt = getopt_long(argc, argv, "+:" GLOBAL_SHORT "c:o:",
+				  opts, NULL)) != -1) {
+		r = global_option(opt, optarg);
+		if (r >= 0) {
+			if (r)
+				return r;
+			continue;
+		}
 		switch (opt) {
-		case 'p':
-			*pretty = true;
-			fallthrough;
-		case 'j':
-			json_output = true;
-			break;
-		case 'n':
-			netns_arg = optarg;
-			break;
 		case 'c':
-			if (parse_uint(optarg, 4294967295UL, &v) || !v)
-				return p_err("count '%.40s': must be a decimal 1-4294967295",
-					     optarg);
-			trace_count = v;
-			break;
 		case 'o':
-			output_arg = optarg;
+			carry[(*moved)++] = opt == 'c' ? "-c" : "-o";
+			carry[(*moved)++] = optarg;
 			break;
 		case 'D':
-			dry_run = true;
+			carry[(*moved)++] = "--dry-run";
 			break;
-		case 'd':
-			debug = true;
-			break;
-		case 'V':
-			printf("smb-classify v%s (libbpf %s)\n",
-			       SMB_CLASSIFY_VERSION, libbpf_version_string());
-			return 1;
-		case 'h':
-			usage(cmds, "");
-			return 1;
-		case ':':
-			return p_err("option '%s' needs an argument",
-				     argv[optind - 1]);
 		default:
-			if (optopt)
-				return p_err("unknown option '-%c' (see --help)",
-					     optopt);
-			return p_err("unknown option '%s' (see --help)",
-				     argv[optind - 1]);
+			return option_error("", opt, argv);
 		}
 	}
 	return 0;
@@ -359,8 +450,9 @@ static int parse_options(int argc, char **argv, bool *pretty)
 
 int main(int argc, char **argv)
 {
-	bool pretty = false;
-	int err, i;
+	char **words = NULL, **carry;
+	unsigned int moved = 0;
+	int err, i, n;
 
 	/* -j decides the error format: look for it before anything fails. */
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -368,23 +460,41 @@ int main(int argc, char **argv)
 		    !strcmp(argv[i], "-p") || !strcmp(argv[i], "--pretty"))
 			json_output = true;
 	json_wtr = jsonw_new(stdout);
-	if (!json_wtr) {
+	carry = calloc(argc + 1, sizeof(*carry));
+	if (!json_wtr || !carry) {
 		fprintf(stderr, "Error: out of memory\n");
 		return 1;
 	}
-	err = parse_options(argc, argv, &pretty);
+	err = main_options(argc, argv, carry, &moved);
+	if (!err && moved) {
+		/* The command's words, then the moved options (before "--"). */
+		words = calloc(argc + moved + 1, sizeof(*words));
+		if (!words)
+			err = p_err("out of memory");
+		for (i = optind, n = 0; words && i < argc &&
+		     strcmp(argv[i], "--"); i++)
+			words[n++] = argv[i];
+		if (words) {
+			memcpy(words + n, carry, moved * sizeof(*carry));
+			memcpy(words + n + moved, argv + i,
+			       (argc - i) * sizeof(*argv));
+			argc = argc - optind + moved;
+			argv = words;
+		}
+	} else if (!err) {
+		argc -= optind;
+		argv += optind;
+	}
 	jsonw_pretty(json_wtr, pretty);
 	if (!err) {
 		libbpf_set_print(libbpf_print);
-		argc -= optind;
-		argv += optind;
-		err = argc ? check_option_owner(argv[0]) : 0;
-		if (!err)
-			err = cmd_select(cmds, "", argc, argv);
+		err = cmd_select(cmds, "", argc, argv);
 	}
 	/* A command that ends its own JSON lines (trace) took the writer. */
 	if (json_wtr && json_output && err <= 0)
 		jsonw_destroy(&json_wtr);
 	free(json_wtr);
+	free(words);
+	free(carry);
 	return err < 0 ? 1 : 0;
 }

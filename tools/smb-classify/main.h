@@ -37,9 +37,6 @@
 extern bool json_output;
 extern json_writer_t *json_wtr;
 extern const char *netns_arg;
-extern long trace_count;
-extern const char *output_arg;
-extern bool dry_run;
 
 int p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int p_errno(int err, const char *fmt, ...)
@@ -47,6 +44,22 @@ int p_errno(int err, const char *fmt, ...)
 void json_result(const char *result);
 void stop_point(const char *name);
 
+/**
+ * struct cmd_opt - an option of one command (status -o, trace -c)
+ * @name:   long name ("output").
+ * @letter: short name ('o'), or 0.
+ * @arg:    it takes a value.
+ * @value:  set by cmd_options(): the value, "" for a flag, NULL if absent.
+ */
+struct cmd_opt {
+	const char *name;
+	int letter;
+	bool arg;
+	const char *value;
+};
+
+int cmd_options(const char *cmd, int *argc, char ***argv,
+		struct cmd_opt *own, unsigned int n);
 int no_args(const char *cmd, int argc, char **argv);
 int one_arg(const char *cmd, const char *what, int argc, char **argv);
 
@@ -72,8 +85,15 @@ struct ns_ctx {
 	int lock_fd;
 };
 
-/* netns.c: the netns, its pin directory, the lock, its kernel state. */
+/* netns.c: the netns of the command, found and entered; its names. */
 int ns_resolve(struct ns_ctx *ns, bool need_live);
+int ns_cmd(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
+	   bool need_live);
+void ns_set_dir(struct ns_ctx *ns);
+void ns_name_path(const char *name, char *buf);
+int ns_name_ino(const char *name, unsigned long *ino);
+
+/* pins.c: bpffs, the lock, the pin directory, the link, name records. */
 int ns_lock(struct ns_ctx *ns, bool create);
 void ns_unlock(struct ns_ctx *ns);
 int ns_make_dir(const struct ns_ctx *ns);
@@ -82,11 +102,14 @@ int ns_record_name(const struct ns_ctx *ns);
 int ns_remove_pins(struct ns_ctx *ns);
 int ns_open(struct ns_ctx *ns, bool create);
 int ns_done(struct ns_ctx *ns, int map_fd, int err);
-int ns_cmd(const char *cmd, int argc, char **argv, struct ns_ctx *ns,
-	   bool need_live);
-int ksched_read(struct ksched_state *st);
 struct bpf_link_info;
 int link_open(struct ns_ctx *ns, struct bpf_link_info *info);
+void shared_pin_path(const struct ns_ctx *ns, unsigned int i,
+		     const char *suffix, char *buf);
+int pins_recover(struct ns_ctx *ns);
+
+/* state.c: the kernel's view of the netns. */
+int ksched_read(struct ksched_state *st);
 int link_check(struct ns_ctx *ns, const struct ksched_state *st,
 	       int *link_fd, struct bpf_link_info *info, bool *stale);
 
@@ -113,7 +136,7 @@ struct shared_map {
 enum { SHARED_PREFIXES, SHARED_POLICY, NSHARED };
 extern const struct shared_map shared_maps[NSHARED];
 
-/* maps.c: the pinned prefixes and policy maps. */
+/* pins.c: the list; maps.c: the pinned prefixes and policy maps. */
 int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd);
 int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
 
@@ -132,6 +155,16 @@ struct ops_info {
 		char name[16];
 	} progs[8];
 };
+
+/* ops.c: a struct_ops map as the kernel holds it. */
+struct btf;
+struct btf_type;
+int ops_data(uint32_t map_id, struct ops_info *oi);
+bool ops_uses_map(uint32_t ops_id, uint32_t map_id);
+int ops_member_index(const struct btf *btf, const struct btf_type *t,
+		     const char *name);
+const struct btf_type *ops_member_type(const struct btf *btf,
+				       const struct btf_type *t, int i);
 
 /**
  * struct ns_state - what is in force in a netns, gathered in one place
@@ -155,6 +188,7 @@ struct ns_state {
 	struct ops_info oi;
 };
 
+/* state.c */
 int ns_gather(struct ns_ctx *ns, struct ns_state *g, bool remove_stale);
 void ns_state_free(struct ns_state *g);
 
@@ -197,8 +231,6 @@ struct attach_req {
 /* attach.c: the struct_ops object and its link. */
 struct bpf_object *object_open(const char *path);
 int ops_attach(struct ns_ctx *ns, const struct attach_req *req);
-int ops_data(uint32_t map_id, struct ops_info *oi);
-int pins_recover(struct ns_ctx *ns);
 
 /* The commands. */
 int do_load(int argc, char **argv);

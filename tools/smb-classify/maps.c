@@ -26,18 +26,6 @@
 #include "main.h"
 #include "smb_classify.h"
 
-/* The maps of the netns that outlive the program: the one list. */
-const struct shared_map shared_maps[NSHARED] = {
-	[SHARED_PREFIXES] = { SMB_PREFIXES_MAP_NAME, BPF_MAP_TYPE_LPM_TRIE,
-			      sizeof(struct smb_prefix_key), sizeof(__u32),
-			      SMB_PREFIXES_MAX,
-			      "an LPM trie of struct smb_prefix_key to __u32" },
-	[SHARED_POLICY] = { SMB_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH,
-			    sizeof(__u32), sizeof(struct smb_policy),
-			    SMB_POLICY_MAX,
-			    "a hash of __u32 class id to struct smb_policy" },
-};
-
 /**
  * shared_open() - open the pinned map shared_maps[@i] of the netns
  * @ns:     from ns_resolve(), locked.
@@ -277,6 +265,8 @@ static void json_prefix(const struct conf_prefix *e, const char *cidr)
 	jsonw_uint_field(json_wtr, "class", spec.id);
 	jsonw_uint_field(json_wtr, "weight", spec.weight);
 	jsonw_bool_field(json_wtr, "per_peer", spec.per_peer);
+	if (spec.prefix6)
+		jsonw_uint_field(json_wtr, "prefix6", spec.prefix6);
 	jsonw_uint_field(json_wtr, "class_word", e->word);
 }
 
@@ -323,9 +313,12 @@ int prefix_add(int argc, char **argv)
 		json_prefix(&e, cidr);
 		jsonw_end_object(json_wtr);
 	} else if (!err) {
-		printf("%s %s -> class %u weight %u%s\n",
-		       exists ? "updated" : "added", cidr, spec.id,
-		       spec.weight, spec.per_peer ? " per-peer" : "");
+		printf("%s %s -> class %u weight %u%s", exists ? "updated" :
+		       "added", cidr, spec.id, spec.weight,
+		       spec.per_peer ? " per-peer" : "");
+		if (spec.prefix6)
+			printf(" prefix6 %u", spec.prefix6);
+		putchar('\n');
 	}
 	return ns_done(&ns, map_fd, err);
 }
@@ -384,8 +377,11 @@ int prefix_list(int argc, char **argv)
 			jsonw_end_object(json_wtr);
 		} else {
 			class_word_decode(e[i].word, &spec);
-			printf("%-*s  %5u  %6u  %s\n", width, cidr, spec.id,
+			printf("%-*s  %5u  %6u  %s", width, cidr, spec.id,
 			       spec.weight, spec.per_peer ? "yes" : "no");
+			if (spec.prefix6)
+				printf(" (IPv6 /%u)", spec.prefix6);
+			putchar('\n');
 		}
 	}
 	if (json_output)

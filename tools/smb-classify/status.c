@@ -463,19 +463,24 @@ static const char *const status_outs[OUT_N] = {
 
 /**
  * do_status() - "status [-o text|json|openmetrics|kernel]" of the netns
- * @argc: must be 0.
- * @argv: unused.
+ * @argc: number of @argv.
+ * @argv: -o FORMAT and the global options; nothing else.
  *
  * Return: 0 or a negative errno, reported.
  */
 int do_status(int argc, char **argv)
 {
+	struct cmd_opt opts[] = { { "output", 'o', true } };
 	struct status s = { .nclients = -1 };
-	const char *fmt = output_arg ? output_arg :
-			  json_output ? "json" : "text";
+	const char *output_arg, *fmt;
 	unsigned int i, out;
 	int err;
 
+	err = cmd_options("status", &argc, &argv, opts, ARRAY_SIZE(opts));
+	if (err)
+		return err < 0 ? err : 0;
+	output_arg = opts[0].value;
+	fmt = output_arg ? output_arg : json_output ? "json" : "text";
 	for (out = 0; out < OUT_N && !word_abbrev(fmt, status_outs[out]); out++)
 		;
 	if (out == OUT_N)

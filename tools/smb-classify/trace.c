@@ -49,6 +49,7 @@ struct trace_ctx {
 	struct tracefs_instance *inst;
 	bool ts_ns;
 	long seen;
+	unsigned long count;	/* -c: stop after this many; 0: never */
 	unsigned int syncs;
 	bool stop;
 };
@@ -210,7 +211,7 @@ static int on_event(struct tep_event *event, struct tep_record *rec,
 		trace_format_text(&ev, stdout);
 		fflush(stdout);
 	}
-	if (ferror(stdout) || (trace_count && ++t->seen >= trace_count)) {
+	if (ferror(stdout) || (t->count && ++t->seen >= (long)t->count)) {
 		t->stop = true;
 		return 1;
 	}
@@ -393,10 +394,11 @@ static int stream(struct trace_ctx *t, const sigset_t *waitmask)
 /**
  * do_trace() - "trace [EVENT...] [filter EXPR]": print the ksmbd
  *              tracepoints as they fire
- * @argc: number of @argv (-c COUNT is a global option, in trace_count).
+ * @argc: number of @argv.
  * @argv: event names (ksmbd_sched_dispatch, ...), none for every ksmbd
  *        event; "filter EXPR": a tracefs filter of their fields
- *        ("waited == 1 && clients >= 2"), ANDed with the netns's.
+ *        ("waited == 1 && clients >= 2"), ANDed with the netns's;
+ *        -c COUNT: stop after COUNT events.
  *
  * Return: 0 or a negative errno, reported.
  */
@@ -408,9 +410,17 @@ int do_trace(int argc, char **argv)
 	unsigned long long lost;
 	size_t i;
 	struct sigaction sa = { 0 };
+	struct cmd_opt opts[] = { { "count", 'c', true } };
 	struct ns_ctx ns;
 	int err;
 
+	err = cmd_options("trace", &argc, &argv, opts, ARRAY_SIZE(opts));
+	if (err)
+		return err < 0 ? err : 0;
+	if (opts[0].value &&
+	    (parse_uint(opts[0].value, 4294967295UL, &t.count) || !t.count))
+		return p_err("count '%.40s': must be a decimal 1-4294967295",
+			     opts[0].value);
 	for (i = 0; i < (size_t)argc; i++) {
 		if (strcmp(argv[i], "filter"))
 			continue;
@@ -445,8 +455,8 @@ int do_trace(int argc, char **argv)
 		/* On stderr also with -j: tests wait for this line. */
 		fprintf(stderr, "tracing ksmbd events of netns %lu (%s)",
 			ns.ino, ns.label);
-		if (trace_count)
-			fprintf(stderr, ", %ld events", trace_count);
+		if (t.count)
+			fprintf(stderr, ", %lu events", t.count);
 		fprintf(stderr, "; Ctrl-C to stop\n");
 		/* One JSON object a line, each its own document. */
 		free(json_wtr);

@@ -55,28 +55,43 @@ int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 /**
  * class_word_encode() - class word for a class spec
- * @spec: id 0..65535, weight 1..255, per_peer; out-of-range fields are
- *        the caller's bug (class_spec_parse() checks them).
+ * @spec: id 0..65535, weight 1..255, per_peer, prefix6 0 or 4..128 in
+ *        steps of 4; out-of-range fields are the caller's bug
+ *        (class_spec_parse() checks them).
  *
- * Return: KSMBD_SCHED_CLASS(id, weight, per_peer).
+ * Return: KSMBD_SCHED_CLASS(id, weight, per_peer), with PEER6 set to
+ * prefix6 / 4 when per_peer.
  */
 uint32_t class_word_encode(const struct class_spec *spec)
 {
-	return KSMBD_SCHED_CLASS(spec->id, spec->weight, spec->per_peer);
+	uint32_t w = KSMBD_SCHED_CLASS(spec->id, spec->weight, spec->per_peer);
+
+	if (spec->per_peer)
+		w |= KSMBD_SCHED_CLASS_PEER6(spec->prefix6 /
+					     CLASS_PREFIX6_UNIT);
+	return w;
 }
 
 /**
  * class_word_decode() - class spec of a class word
- * @word: class word; reserved bits 24-30 are ignored, as by the kernel.
- * @spec: output; a weight field of 0 decodes as 1, its meaning.
+ * @word: class word; reserved bit 30, and PEER6 without PER_PEER, are
+ *        ignored, as by the kernel.
+ * @spec: output; a weight field of 0 decodes as 1, its meaning; a PEER6
+ *        above KSMBD_SCHED_CLASS_PEER6_MAX as /128, where the kernel
+ *        clamps it.
  */
 void class_word_decode(uint32_t word, struct class_spec *spec)
 {
+	unsigned int peer6 = KSMBD_SCHED_CLASS_PEER6_OF(word);
+
 	spec->id = KSMBD_SCHED_CLASS_ID_OF(word);
 	spec->weight = KSMBD_SCHED_CLASS_WEIGHT_OF(word);
 	if (!spec->weight)
 		spec->weight = 1;
 	spec->per_peer = !!(word & KSMBD_SCHED_CLASS_PER_PEER);
+	if (peer6 > KSMBD_SCHED_CLASS_PEER6_MAX)
+		peer6 = KSMBD_SCHED_CLASS_PEER6_MAX;
+	spec->prefix6 = spec->per_peer ? peer6 * CLASS_PREFIX6_UNIT : 0;
 }
 
 /**
@@ -143,10 +158,36 @@ int parse_class_id(const char *s, unsigned int *id, char *err, size_t errlen)
 }
 
 /**
- * class_spec_parse() - parse "CLASS [weight W] [per-peer]"
+ * parse_prefix6() - a "prefix6" value: a strict decimal multiple of 4,
+ *                   4-128 (the PEER6 field counts 4-bit units)
+ * @s:      the word (NULL: missing).
+ * @len:    output, set only on success.
+ * @err:    on failure, a one-line message.
+ * @errlen: size of @err.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int parse_prefix6(const char *s, unsigned int *len, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (!s)
+		return parse_error(err, errlen, "prefix6: missing value");
+	if (parse_uint(s, CLASS_PREFIX6_MAX, &v) || !v ||
+	    v % CLASS_PREFIX6_UNIT)
+		return parse_error(err, errlen,
+				   "prefix6 '%.40s': must be a multiple of 4 in 4-128",
+				   s);
+	*len = v;
+	return 0;
+}
+
+/**
+ * class_spec_parse() - parse "CLASS [weight W] [per-peer [prefix6 LEN]]"
  * @argc:   number of words in @argv.
- * @argv:   the words; "weight" and "per-peer" may be abbreviated and come
- *          in either order, each at most once.
+ * @argv:   the words; "weight", "per-peer" and "prefix6" may be
+ *          abbreviated and come in any order, each at most once;
+ *          "prefix6" only with "per-peer".
  * @spec:   output, set only on success; weight defaults to 1.
  * @err:    on failure, a one-line message.
  * @errlen: size of @err (WORDS_ERRLEN is enough).
@@ -184,12 +225,23 @@ int class_spec_parse(int argc, char **argv, struct class_spec *spec,
 				return parse_error(err, errlen,
 						"per-peer given twice");
 			s.per_peer = true;
+		} else if (word_abbrev(argv[i], "prefix6")) {
+			if (s.prefix6)
+				return parse_error(err, errlen,
+						"prefix6 given twice");
+			if (parse_prefix6(++i < argc ? argv[i] : NULL,
+					  &s.prefix6, err, errlen))
+				return -EINVAL;
 		} else {
 			return parse_error(err, errlen,
-					"'%.40s': expected 'weight W' or 'per-peer'",
+					"'%.40s': expected 'weight W', 'per-peer' or 'prefix6 LEN'",
 					argv[i]);
 		}
 	}
+	if (s.prefix6 && !s.per_peer)
+		return parse_error(err, errlen,
+				   "prefix6 %u: only with per-peer (it keys each peer's client)",
+				   s.prefix6);
 	*spec = s;
 	return 0;
 }

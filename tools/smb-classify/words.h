@@ -12,11 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/ksmbd_sched.h>
+
 #include "smb_classify.h"
 
 #define CLASS_ID_MAX		65535
 #define CLASS_WEIGHT_MIN	1
 #define CLASS_WEIGHT_MAX	255
+
+/* Prefix lengths of "prefix6 LEN": a multiple of 4 (the PEER6 unit). */
+#define CLASS_PREFIX6_UNIT	4
+#define CLASS_PREFIX6_MAX	(KSMBD_SCHED_CLASS_PEER6_MAX * CLASS_PREFIX6_UNIT)
 
 /* Largest threshold of "policy set": 16 MiB. */
 #define POLICY_BYTES_MAX	(16U << 20)
@@ -35,11 +41,15 @@
  * @id:       class id, 0 (anonymous) .. 65535.
  * @weight:   turns per round, 1..255 (a stored weight of 0 decodes as 1).
  * @per_peer: each peer address is its own client within the class.
+ * @prefix6:  with @per_peer, the prefix length that keys an IPv6 peer,
+ *            4..128 in steps of 4; 0: not given, the kernel's default
+ *            (KSMBD_SCHED_CLASS_PEER6_DEFAULT).
  */
 struct class_spec {
 	unsigned int id;
 	unsigned int weight;
 	bool per_peer;
+	unsigned int prefix6;
 };
 
 /**
@@ -73,6 +83,8 @@ int cidr_cmp(const struct smb_prefix_key *a, const struct smb_prefix_key *b);
 int parse_class_id(const char *s, unsigned int *id, char *err, size_t errlen);
 uint32_t class_word_encode(const struct class_spec *spec);
 void class_word_decode(uint32_t word, struct class_spec *spec);
+int parse_prefix6(const char *s, unsigned int *len, char *err,
+		  size_t errlen);
 int class_spec_parse(int argc, char **argv, struct class_spec *spec,
 		     char *err, size_t errlen);
 

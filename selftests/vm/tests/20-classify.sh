@@ -3,7 +3,8 @@
 #
 # Classification of real clients by the reference classifier:
 # longest prefix wins, IPv4 peers arrive IPv4-mapped and match IPv4
-# prefixes, no match is class 0, requests carry their connection's class
+# prefixes, no match is class 0 per peer (0x80010000), requests carry
+# their connection's class
 # word; data read and written through cifs is intact.
 # vm-timeout: 600
 
@@ -117,14 +118,15 @@ sched_prefix_clear
 smb-classify prefix add 127.0.0.0/8 5
 one_case "v4 rule, mapped peer" 127.0.0.1 0x00010005
 
-# Only 127.0.0.2/32 -> 7; 127.0.0.9 matches nothing: class 0.
+# Only 127.0.0.2/32 -> 7; 127.0.0.9 matches nothing: class 0 per peer.
 sched_prefix_clear
 smb-classify prefix add 127.0.0.2/32 7
-one_case "no match" 127.0.0.9 0x00000000
+one_case "no match" 127.0.0.9 0x80010000
 one_case "the /32 itself" 127.0.0.2 0x00010007
 
 # /31 covers exactly two addresses; 0.0.0.0/0 all IPv4 (not ::1);
-# ::/0 per-peer covers IPv4 peers too.
+# ::/0 per-peer prefix6 128 covers IPv4 peers too (a word unmatched
+# peers do not get).
 sched_prefix_clear
 smb-classify prefix add 127.0.0.4/31 4
 smb-classify prefix add 0.0.0.0/0 9 weight 2
@@ -135,14 +137,14 @@ sched_trace_clear
 mnt=$tmp/v6
 if sched_mount "" ::1 "$mnt"; then
 	port=$(sched_client_port ::1)
-	sched_expect_conn "0.0.0.0/0 does not match ::1" ::1 "$port" 0x00000000 "$P"
+	sched_expect_conn "0.0.0.0/0 does not match ::1" ::1 "$port" 0x80010000 "$P"
 	umount "$mnt"
 else
 	vm_fail "mount.cifs over ::1"
 fi
 sched_prefix_clear
-smb-classify prefix add ::/0 0 per-peer
-one_case "::/0 per-peer matches an IPv4 peer" 127.0.0.7 0x80010000
+smb-classify prefix add ::/0 0 per-peer prefix6 128
+one_case "::/0 per-peer matches an IPv4 peer" 127.0.0.7 0xa0010000
 
 # The counter over this test's window equals the conn events it traced
 # (every one with a program attached), and there were many.

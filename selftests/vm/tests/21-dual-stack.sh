@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Dual stack: ksmbd listens on one IPv6 socket that also takes
-# IPv4 (v4-mapped).  With `127.0.0.0/8 -> 5` and `::/0 -> 0 per-peer`:
+# IPv4 (v4-mapped).  With `127.0.0.0/8 -> 5` and `::/0 -> 0 per-peer
+# prefix6 128` (the default /64 would make fd5b::a and fd5b::b one client):
 #  - an IPv4 peer is classified by its IPv4 prefix (class 5), whether it
 #    reached the server as 127.0.0.1 or as ::ffff:127.0.0.1;
 #  - ::1 and two more IPv6 addresses on lo are each their own client of
@@ -31,7 +32,7 @@ want=$(sched_sha "$SMB_SHARE_DIR/c1.bin")
 
 smb-classify load >/dev/null
 smb-classify prefix add 127.0.0.0/8 5 >/dev/null
-smb-classify prefix add ::/0 0 per-peer >/dev/null
+smb-classify prefix add ::/0 0 per-peer prefix6 128 >/dev/null
 ip -6 addr add "$V6A/128" dev lo nodad
 ip -6 addr add "$V6B/128" dev lo nodad
 sched_trace_start
@@ -53,7 +54,7 @@ sched_expect_peer_conns "IPv4 peer by its IPv4 prefix" ::ffff:127.0.0.1 0x000100
 n4=$(sched_count ksmbd_sched_conn '.peer == "::ffff:127.0.0.1"')
 vm_check "both IPv4 sessions arrived as ::ffff:127.0.0.1 ($n4)" test "$n4" -eq 2
 for p in ::1 "$V6A" "$V6B"; do
-	sched_expect_peer_conns "IPv6 peer $p per-peer" "$p" 0x80010000 smb_prefix
+	sched_expect_peer_conns "IPv6 peer $p per-peer" "$p" 0xa0010000 smb_prefix
 done
 
 # Dispatch: each IPv6 peer is its own client, keyed by the same address.

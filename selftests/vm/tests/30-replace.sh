@@ -136,7 +136,8 @@ vm_check "bad replace: same link and program" \
 	test "$(sched_proc link_id):$(sched_proc name)" = "$bpf_before"
 
 # Clients connecting in a loop while replace flips the program: every
-# connection is classified by smb_prefix (class 0 for 127.0.0.1 here) or
+# connection is classified by smb_prefix (class 0 per peer, 0x80010000,
+# for 127.0.0.1 here) or
 # by const_class (42), never by neither (prog "-").
 sched_trace_clear
 (
@@ -160,7 +161,7 @@ sched_stop_loop
 sched_trace_sync
 sched_conn_events >"$tmp/loop.events"
 n=$(sched_count ksmbd_sched_conn)
-bad=$(sched_format ksmbd_sched_conn "(.class_word == 0 and .prog == \"smb_prefix\" or
+bad=$(sched_format ksmbd_sched_conn "(.class_word == $((0x80010000)) and .prog == \"smb_prefix\" or
 	.class_word == $((SCHED_CONST_WORD)) and .prog == \"const_class\") | not" '"\(.peer) \(.class_word | hex8) \(.prog)"')
 vm_check "during $flips replaces: all $n connections classified by smb_prefix (0) or const_class (42)" \
 	test -z "$bad"

@@ -92,8 +92,9 @@ smb-classify load >/dev/null
 sched_trace_clear
 sched_mount 127.0.0.5 127.0.0.1 "$tmp/c"
 port=$(sched_client_port 127.0.0.5)
-# The prefixes were unpinned by unload: a fresh, empty map, class 0.
-sched_expect_conn "reloaded (prefixes gone with unload)" ::ffff:127.0.0.5 "$port" 0x00000000 smb_prefix
+# The prefixes were unpinned by unload: a fresh, empty map, class 0 per
+# peer.
+sched_expect_conn "reloaded (prefixes gone with unload)" ::ffff:127.0.0.5 "$port" 0x80010000 smb_prefix
 umount "$tmp/c"
 smb-classify unload >/dev/null
 vm_finish
