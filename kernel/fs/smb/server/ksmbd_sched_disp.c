@@ -218,6 +218,8 @@ struct ksmbd_disp_budget {
  * @classes:       class id -> struct ksmbd_sched_cstats
  * @guard:         stall guard and watchdog, armed while requests wait
  * @progress_ns:   last time a slot was given back or taken
+ * @held_avg:      how long finished requests held their slot, ns, a moving
+ *                 average (1/8 of each new one; stuck ones not counted)
  * @alloc_fail:    requests run at once because memory was short
  * @stall_admits:  slots taken out of the budget by the stall guard
  * @stuck_total:   slots taken out of the budget, all reasons
@@ -269,6 +271,7 @@ struct ksmbd_sched_disp {
 	struct xarray classes;
 	struct delayed_work guard;
 	u64 progress_ns;
+	u64 held_avg;
 	u64 alloc_fail;
 	u64 stall_admits;
 	u64 stuck_total;
@@ -672,7 +675,9 @@ static void ksmbd_disp_next_round(struct ksmbd_sched_disp *d, u64 now)
 	d->round++;
 	slot = &d->wheel[d->round & (KSMBD_SCHED_WHEEL - 1)];
 	list_for_each_entry_safe(c, tmp, slot, flow) {
-		c->deficit += c->park_credit;
+		/* refunds while parked count: never above one quantum */
+		c->deficit = min_t(s64, c->deficit + c->park_credit,
+				   c->quantum);
 		c->park_credit = 0;
 		if (now)
 			c->turn_ns = now;
@@ -1021,6 +1026,19 @@ static void ksmbd_disp_stick(struct ksmbd_sched_disp *d,
 }
 
 /*
+ * Caller holds d->lock.  How long the slots may all be held without one
+ * given back before the stall guard acts, ns: KSMBD_SCHED_STALL_MS, or
+ * KSMBD_SCHED_STALL_AVGS times as long as requests have lately held their
+ * slots if that is longer, so that storage whose requests take long (a
+ * server-side copy, a slow disk) is not taken for blocked requests.
+ */
+static u64 ksmbd_disp_stall_ns(const struct ksmbd_sched_disp *d)
+{
+	return max_t(u64, (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC,
+		     d->held_avg * KSMBD_SCHED_STALL_AVGS);
+}
+
+/*
  * The stall guard and the watchdog, every KSMBD_SCHED_STALL_MS / 2 while
  * requests wait.  Both deal with the requests that hold slots without
  * giving them back, and with their clients, never with the namespace:
@@ -1049,7 +1067,7 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 						  struct ksmbd_sched_disp,
 						  guard);
 	u64 now = ksmbd_disp_now(), oldest = 0, held;
-	u64 stall = (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC;
+	u64 stall = ksmbd_disp_stall_ns(d);
 	u64 timeout = (u64)d->timeout_ms * NSEC_PER_MSEC;
 	struct ksmbd_sched_client *c = NULL;
 	struct ksmbd_work *work, *tmp;
@@ -1470,66 +1488,6 @@ flat:
 }
 
 /*
- * Caller holds d->lock.  Give back @work's slot, if it has one; @done: it
- * finished (a sample of the adaptive budget), else it waits.
- */
-static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
-				struct ksmbd_work *work,
-				struct list_head *batch, u64 now, bool done)
-{
-	struct ksmbd_sched_client *c = work->sched.client;
-
-	if (!work->sched.slot)
-		return;
-	work->sched.slot = false;
-	work->sched.held_ns += now - work->sched.stime_ns;
-	if (work->sched.stuck) {
-		work->sched.stuck = false;
-		d->stuck--;
-		c->stuck--;
-	} else {
-		list_del_init(&work->sched.age);
-		d->inflight--;
-		d->progress_ns = now;
-		if (done)
-			ksmbd_disp_budget_sample(d, work, now);
-	}
-	c->inflight--;
-	if (c->where == KSMBD_FLOW_CAPPED)
-		ksmbd_disp_to_old(d, c);
-	/* nothing waiting, nothing running: sparse again */
-	if (!c->inflight && !c->queued && c->where != KSMBD_FLOW_NONE) {
-		ksmbd_disp_flow_del(d, c);
-		ksmbd_disp_client_put(d, c);
-	}
-	ksmbd_disp_activity(d, c, now);
-	if (!d->dead && !d->bypass)
-		ksmbd_disp_pick(d, batch, now);
-}
-
-/**
- * ksmbd_disp_release_slot() - @work stops counting against the budget
- * @work: a request the dispatcher tracks
- * @wait: it does so because it waits for another party (counted)
- *
- * The next waiting request is dispatched in its place.  Context: the
- * worker executing @work.
- */
-void ksmbd_disp_release_slot(struct ksmbd_work *work, bool wait)
-{
-	struct ksmbd_sched_disp *d = work->sched.disp;
-	u64 now = ksmbd_disp_now();
-	LIST_HEAD(batch);
-
-	spin_lock(&d->lock);
-	if (work->sched.slot && wait)
-		d->wait_releases++;
-	ksmbd_disp_put_slot(d, work, &batch, now, false);
-	spin_unlock(&d->lock);
-	ksmbd_disp_run_batch(d, &batch, now);
-}
-
-/*
  * Caller holds d->lock.  What @work really cost, bytes (Documentation/
  * dispatch.rst, "Cost"): the bytes it moved; a request that moved less
  * than KSMBD_SCHED_SEEKY_BYTES is charged the time it held its slot at
@@ -1578,6 +1536,79 @@ static void ksmbd_disp_charge(struct ksmbd_sched_disp *d,
 			     c->quantum);
 }
 
+/*
+ * Caller holds d->lock.  Give back @work's slot, if it has one; @done: it
+ * finished (a sample of the adaptive budget, and its client is charged
+ * what it really cost before the next pick, so that the pick sees the
+ * deficit the client really has), else it waits.
+ */
+static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
+				struct ksmbd_work *work,
+				struct list_head *batch, u64 now, bool done)
+{
+	struct ksmbd_sched_client *c = work->sched.client;
+	bool had = work->sched.slot;
+	u64 held;
+
+	if (had) {
+		work->sched.slot = false;
+		work->sched.held_ns += now - work->sched.stime_ns;
+		if (work->sched.stuck) {
+			work->sched.stuck = false;
+			d->stuck--;
+			c->stuck--;
+		} else {
+			list_del_init(&work->sched.age);
+			d->inflight--;
+			d->progress_ns = now;
+			if (done) {
+				ksmbd_disp_budget_sample(d, work, now);
+				held = now - work->sched.stime_ns;
+				d->held_avg = d->held_avg ?
+					d->held_avg - (d->held_avg >> 3) +
+					(held >> 3) : held;
+			}
+		}
+		c->inflight--;
+	}
+	if (done && !work->sched.dropped)
+		ksmbd_disp_charge(d, work);
+	if (!had)
+		return;
+	if (c->where == KSMBD_FLOW_CAPPED)
+		ksmbd_disp_to_old(d, c);
+	/* nothing waiting, nothing running: sparse again */
+	if (!c->inflight && !c->queued && c->where != KSMBD_FLOW_NONE) {
+		ksmbd_disp_flow_del(d, c);
+		ksmbd_disp_client_put(d, c);
+	}
+	ksmbd_disp_activity(d, c, now);
+	if (!d->dead && !d->bypass)
+		ksmbd_disp_pick(d, batch, now);
+}
+
+/**
+ * ksmbd_disp_release_slot() - @work stops counting against the budget
+ * @work: a request the dispatcher tracks
+ * @wait: it does so because it waits for another party (counted)
+ *
+ * The next waiting request is dispatched in its place.  Context: the
+ * worker executing @work.
+ */
+void ksmbd_disp_release_slot(struct ksmbd_work *work, bool wait)
+{
+	struct ksmbd_sched_disp *d = work->sched.disp;
+	u64 now = ksmbd_disp_now();
+	LIST_HEAD(batch);
+
+	spin_lock(&d->lock);
+	if (work->sched.slot && wait)
+		d->wait_releases++;
+	ksmbd_disp_put_slot(d, work, &batch, now, false);
+	spin_unlock(&d->lock);
+	ksmbd_disp_run_batch(d, &batch, now);
+}
+
 /* Caller holds d->lock.  An unauthenticated request finished. */
 static void ksmbd_disp_unauth_done(struct ksmbd_sched_disp *d,
 				   struct ksmbd_sched_client *c,
@@ -1616,8 +1647,6 @@ void ksmbd_disp_work_done(struct ksmbd_work *work)
 		ksmbd_disp_unauth_done(d, c, &batch);
 	} else {
 		ksmbd_disp_put_slot(d, work, &batch, now, true);
-		if (!work->sched.dropped)
-			ksmbd_disp_charge(d, work);
 	}
 	ksmbd_disp_activity(d, c, now);
 	ksmbd_disp_client_put(d, c);
@@ -1674,6 +1703,7 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 	seq_printf(m, "cost_min: %u\n", KSMBD_SCHED_COST_MIN);
 	seq_printf(m, "wait_releases: %llu\n", d->wait_releases);
 	seq_printf(m, "stall_ms: %u\n", KSMBD_SCHED_STALL_MS);
+	seq_printf(m, "held_avg_ns: %llu\n", d->held_avg);
 	seq_printf(m, "stall_admits: %llu\n", d->stall_admits);
 	seq_printf(m, "dropped: %llu\n", d->dropped);
 	seq_printf(m, "throttled: %llu\n", d->throttled);

@@ -53,6 +53,8 @@ struct seq_file;
  *	this long while requests wait, the oldest slot is taken out of the
  *	budget (its request is stuck); a request that held its slot this
  *	long is no sample of the adaptive budget
+ * @KSMBD_SCHED_STALL_AVGS: ... or this many times the average time
+ *	requests lately held their slots, if that is longer
  * @KSMBD_SCHED_HOLD_MS: a slot held this long by a client above its share
  *	of the slots, while others wait, leaves the budget (stuck)
  * @KSMBD_SCHED_WATCHDOG_MS: default watchdog (ops timeout_ms 0): requests
@@ -86,6 +88,7 @@ enum ksmbd_sched_consts {
 	KSMBD_SCHED_QUANTUM		= SZ_128K,
 	KSMBD_SCHED_WHEEL		= 512,
 	KSMBD_SCHED_STALL_MS		= 200,
+	KSMBD_SCHED_STALL_AVGS		= 4,
 	KSMBD_SCHED_HOLD_MS		= 1000,
 	KSMBD_SCHED_WATCHDOG_MS		= 30000,
 	KSMBD_SCHED_IDLE_MS		= 500,

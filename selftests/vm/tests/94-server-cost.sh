@@ -1,0 +1,208 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 420
+#
+# A client is charged what the server spent on its requests, not what
+# their Length fields claim (Documentation/dispatch.rst, "Cost").  On the
+# storage model (slowfs: 5 ms a request plus its length at 16 MiB/s, one
+# in service at once), with the prefix classifier at a budget of 2:
+#
+#   (a) server-side copies: a host (127.0.0.2, class 1) runs 24
+#       copy_file_range(2) loops on its cifs mount, 1 MiB each, which the
+#       cifs client sends as FSCTL_SRV_COPYCHUNK_WRITE (MS-SMB2 2.2.31.1):
+#       an IOCTL with no Length, up-front cost 4 KiB, that moves 1 MiB;
+#   (b) small synchronous writes: the same host writes 4 KiB with an
+#       fsync after each (fio, 8 jobs): WRITEs and FLUSHes that move
+#       less than 64 KiB each, charged by the time they held their slot
+#       at the storage's rate (learnt from the other host's READs);
+#
+# beside a host (127.0.0.3, class 2) reading 1 MiB at queue depth 4.
+# In each:
+#   - the reader's throughput beside the other host, attached, is at
+#     least what it is with nothing attached (same boot);
+#   - while both hosts have requests waiting, each class's share of the
+#     cost the dispatcher charged (/proc/net/ksmbd_sched "class_cost")
+#     is 50% +-5% at weights 1:1 and the copying or writing host's is
+#     75% +-5% at weights 3:1;
+#   - the copies are byte-exact, fio saw no I/O error, and the
+#     dispatcher never bypassed.
+
+set -euo pipefail
+# shellcheck source=../lib.sh
+source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
+# shellcheck source=../testlib-sched.sh
+source "$VM_DIR/testlib-sched.sh"
+# shellcheck source=../testlib-fair.sh
+source "$VM_DIR/testlib-fair.sh"
+# shellcheck source=../testlib-slowfs.sh
+source "$VM_DIR/testlib-slowfs.sh"
+
+# make deps installs FUSE and the stock kernel has it: no skip.
+if ! why=$(slowfs_available); then
+	vm_fail "$why"
+	vm_finish
+fi
+COPY_PID='' WRITE_PID=''
+# stop_load: the copy loops finish their copy and exit (stop file); fio
+# is stopped.
+stop_load() {
+	touch "$sched_tmp/stop"
+	[[ -n $WRITE_PID ]] && kill "$WRITE_PID" 2>/dev/null
+	if [[ -n $COPY_PID ]]; then
+		vm_check "the copy loops exited cleanly" wait "$COPY_PID"
+	fi
+	[[ -n $WRITE_PID ]] && { wait "$WRITE_PID" 2>/dev/null || true; }
+	COPY_PID='' WRITE_PID=''
+	rm -f "$sched_tmp/stop"
+}
+trap 'stop_load; fair_cleanup; slowfs_share_stop' EXIT
+
+BUDGET=2
+COPIES=24
+TOL=50			# per mille
+WINDOW_MIB=${COST_WINDOW_MIB:-128}		# cost charged in a share window, MiB
+A=$sched_tmp/a B=$sched_tmp/b
+
+slowfs_share_start --service-ms 5 --jitter-pct 0 --parallel 1 \
+	--bw-mibps 16 || { vm_fail "slowfs share started"; vm_finish; }
+head -c 16M /dev/urandom >"$SLOWFS_BACKING/data.bin"
+# A source file per copy loop: the cifs client locks both inodes of a
+# copy_file_range(2), so loops sharing a source would run one at a time.
+for i in $(seq 0 $((COPIES - 1))); do
+	head -c 1M /dev/urandom >"$SLOWFS_BACKING/src$i.bin"
+done
+# fio's files, laid out here (through the share it would write each one
+# 4 KiB at a time, at the model's service time).
+for i in $(seq 0 7); do
+	head -c 1M /dev/zero >"$SLOWFS_BACKING/sync.$i.0"
+done
+slowfs_mount 127.0.0.2 "$A"
+slowfs_mount 127.0.0.3 "$B"
+echo "guest load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# attach W1 W2: the prefix classifier of budget BUDGET, 127.0.0.2 in
+# class 1 of weight W1, 127.0.0.3 in class 2 of weight W2; then a
+# replace, so that a connection that sent a request between the load and
+# the prefixes is classified again, with the prefixes.
+attach() {
+	fair_weighted "$BUDGET" "$1" "$2"
+	smb-classify replace "$(fair_obj "$BUDGET")" >/dev/null
+}
+
+# class_cost ID: bytes class ID's finished requests were charged.
+class_cost() {
+	awk -v id="$1" '$1 == "class_cost:" && $2 == id { print $3; f = 1 }
+		END { if (!f) print 0 }' /proc/net/ksmbd_sched
+}
+
+# copies_start: COPIES loops of copy_file_range(2), srcN.bin to copyN.bin
+# on A's mount, until $sched_tmp/stop exists.
+copies_start() {
+	python3 - "$A" "$COPIES" "$sched_tmp/stop" <<'EOF' &
+import os, sys
+mnt, n, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+for i in range(n):
+    if os.fork() == 0:
+        src = os.open(f"{mnt}/src{i}.bin", os.O_RDONLY)
+        dst = os.open(f"{mnt}/copy{i}.bin", os.O_WRONLY | os.O_CREAT, 0o644)
+        size = os.fstat(src).st_size
+        while not os.path.exists(stop):
+            off = 0
+            while off < size:
+                got = os.copy_file_range(src, dst, size - off, off, off)
+                if got <= 0:
+                    sys.exit(f"copy_file_range returned {got}")
+                off += got
+        os._exit(0)
+ok = True
+for i in range(n):
+    ok &= os.wait()[1] == 0
+sys.exit(0 if ok else 1)
+EOF
+	COPY_PID=$!
+}
+
+# writes_start: 8 fio jobs writing 4 KiB with an fsync after each.
+writes_start() {
+	fio --name=sync --thread --directory="$A" --size=1m --rw=randwrite \
+		--bs=4k --fsync=1 --numjobs=8 --time_based --runtime=600 \
+		--output="$sched_tmp/sync.fio" >/dev/null 2>&1 &
+	WRITE_PID=$!
+}
+
+# reader NAME: B reads 1 MiB at depth 4 for 2 + 8 s; prints KiB/s.
+reader() {
+	fair_fio_json "$1" "$B/data.bin" 8 4 1m 2
+	fair_wait "$FAIR_LAST_PID" || true
+	if fair_fio_json_ok "$1"; then
+		fair_fio_report "$1" | jq '.jobs[0].read.bw'
+	else
+		echo 0
+	fi
+}
+
+# share DESC W1 W2 WANT: attached at weights W1:W2, with the load and a
+# backlogged reader, class 1's share of the cost charged while both wait,
+# WANT per mille.
+share() {
+	local desc=$1 want=$4 c1 c2 d1 d2 n=0 short=0 deadline
+	attach "$2" "$3"
+	fair_fio_json share "$B/data.bin" 600 4 1m
+	if ! vm_poll 60 fair_at_least clients 2; then
+		vm_fail "$desc: never both hosts waiting ($(sched_proc_show clients queued inflight))"
+		return
+	fi
+	c1=$(class_cost 1) c2=$(class_cost 2)
+	deadline=$(( ${EPOCHREALTIME/./} + 120 * 1000000 ))
+	while (( $(class_cost 1) + $(class_cost 2) - c1 - c2 < WINDOW_MIB << 20 )); do
+		if (( ${EPOCHREALTIME/./} > deadline )); then
+			vm_fail "$desc: $WINDOW_MIB MiB not charged in 120 s"
+			break
+		fi
+		(( $(sched_proc clients) >= 2 )) || short=$(( short + 1 ))
+		n=$(( n + 1 ))
+		sleep 0.2
+	done
+	d1=$(( $(class_cost 1) - c1 )) d2=$(( $(class_cost 2) - c2 ))
+	kill "$FAIR_LAST_PID" 2>/dev/null || true
+	fair_wait "$FAIR_LAST_PID" || true
+	echo "$desc: charged class 1 $d1, class 2 $d2 bytes; both waiting in $(( n - short )) of $n samples; $(sched_proc_show stuck_total rate_bytes_per_us held_avg_ns parked bypass); guest load $(cut -d' ' -f1 /proc/loadavg)"
+	sed 's/^/  /' /proc/net/ksmbd_sched_clients
+	vm_check "$desc: both hosts had requests waiting in 90% of the samples ($(( n - short )) of $n)" \
+		test $(( short * 10 )) -le "$n"
+	(( d1 + d2 > 0 )) &&
+		fair_share_ok "$desc: class 1's share of the cost charged" \
+			"$(fair_permille "$d1" $(( d1 + d2 )))" "$want" "$TOL"
+	vm_check "$desc: never bypassed" test "$(sched_proc bypass)" = 0
+	smb-classify unload >/dev/null
+}
+
+# scenario NAME START: the reader with nothing attached and attached
+# beside the load START starts, then the shares at 1:1 and 3:1.
+scenario() {
+	local name=$1 flat att
+	smb-classify unload >/dev/null 2>&1 || true
+	"$2"
+	flat=$(reader "$name-flat")
+	attach 1 1
+	att=$(reader "$name-att")
+	smb-classify unload >/dev/null
+	echo "$name: the 1 MiB reader beside it: nothing attached $flat KiB/s, attached $att KiB/s"
+	vm_check "$name: the reader attached ($att KiB/s) >= nothing attached ($flat KiB/s)" \
+		test "$att" -ge "$flat"
+	share "$name, weights 1:1" 1 1 500
+	share "$name, weights 3:1" 3 1 750
+	stop_load
+}
+
+scenario "server-side copies" copies_start
+bad=0
+for i in $(seq 0 $((COPIES - 1))); do
+	cmp -s "$SLOWFS_BACKING/src$i.bin" "$SLOWFS_BACKING/copy$i.bin" || bad=$((bad + 1))
+done
+vm_check "every copy equals its source ($bad differ)" test "$bad" = 0
+ncopies=$(find "$SLOWFS_BACKING" -name 'copy*.bin' | wc -l)
+vm_check "copies were made ($ncopies files)" test "$ncopies" = "$COPIES"
+scenario "4 KiB WRITE + fsync" writes_start
+vm_check "fio's writers saw no I/O error" grep -q 'err= 0' "$sched_tmp/sync.fio"
+vm_finish
