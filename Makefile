@@ -8,8 +8,11 @@
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
 #   make deb           the DKMS package (ksmbd.ko) and the smb-classify package
 #   make check         the repository's words (scripts/check-words.sh), host
-#                      unit tests (cmocka), kernel/patches apply,
-#                      kernel/deltas derive from kernel/fs; seconds
+#                      unit tests (cmocka), the dispatcher's KUnit suite on
+#                      UML, kernel/patches apply, kernel/deltas derive from
+#                      kernel/fs; seconds once built
+#   make kunit         the dispatcher's KUnit suite alone (scripts/kunit.sh;
+#                      the first run builds a UML kernel, minutes)
 #   make test          check + the VM suite (real ksmbd, real SMB clients) on
 #                      Debian's kernel with our ksmbd.ko (VM_KERNEL=tiny or
 #                      KDEBUG=1: the in-tree kernel, ksmbd built in)
@@ -69,7 +72,7 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 
 .PHONY: all deps kernel kernel-src module deb vm-stock libbpf tools bpf check \
 	test vmtest demo bench help clean install checkpatch kernel-series \
-	test-debug stress
+	test-debug stress kunit
 
 all: kernel tools
 
@@ -124,6 +127,10 @@ check: tools
 	$(MAKE) -C tools/smb-classify verify-unit
 	scripts/kernel.sh check-patches
 	scripts/kernel-series.sh check
+	scripts/kunit.sh
+
+kunit: deps
+	scripts/kunit.sh
 
 vmtest: $(VM_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm

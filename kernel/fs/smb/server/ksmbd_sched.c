@@ -50,6 +50,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/sock.h>
+#include <kunit/static_stub.h>
 
 #include "glob.h"
 #include "connection.h"
@@ -267,6 +268,7 @@ void ksmbd_sched_conn_free(struct ksmbd_conn *conn)
  */
 void ksmbd_sched_run(struct ksmbd_work *work)
 {
+	KUNIT_STATIC_STUB_REDIRECT(ksmbd_sched_run, work);
 	if ((work->sched.verdict & KSMBD_SCHED_VERDICT_QUEUE_MASK) ==
 	    KSMBD_SCHED_QUEUE_UNBOUND)
 		queue_work(ksmbd_sched_unbound_wq, &work->work);

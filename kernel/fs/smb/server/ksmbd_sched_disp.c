@@ -1763,3 +1763,7 @@ void ksmbd_disp_show_clients(struct seq_file *m, struct ksmbd_sched_disp *d)
 	}
 	spin_unlock(&d->lock);
 }
+
+#if IS_ENABLED(CONFIG_SMB_SERVER_BPF_SCHED_KUNIT_TEST)
+#include "ksmbd_sched_disp_test.c"
+#endif
