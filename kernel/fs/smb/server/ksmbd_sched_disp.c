@@ -1643,11 +1643,10 @@ void ksmbd_disp_work_done(struct ksmbd_work *work)
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
-	if (work->sched.unauth) {
+	if (work->sched.unauth)
 		ksmbd_disp_unauth_done(d, c, &batch);
-	} else {
+	else
 		ksmbd_disp_put_slot(d, work, &batch, now, true);
-	}
 	ksmbd_disp_activity(d, c, now);
 	ksmbd_disp_client_put(d, c);
 	work->sched.client = NULL;

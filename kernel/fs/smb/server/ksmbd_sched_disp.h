@@ -97,7 +97,7 @@ enum ksmbd_sched_consts {
 	KSMBD_SCHED_CLIENT_UNAUTH_MAX	= 2,
 };
 
-static_assert(KSMBD_SCHED_WHEEL > KSMBD_SCHED_DEBT_MAX / KSMBD_SCHED_QUANTUM + 1);
+static_assert(KSMBD_SCHED_DEBT_MAX / KSMBD_SCHED_QUANTUM + 1 < KSMBD_SCHED_WHEEL);
 static_assert(!(KSMBD_SCHED_WHEEL & (KSMBD_SCHED_WHEEL - 1)));
 
 struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight,

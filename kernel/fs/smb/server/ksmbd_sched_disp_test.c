@@ -662,6 +662,32 @@ static void charge_refunds_short_read(struct kunit *test)
 }
 
 /*
+ * The real cost is charged before the next pick: A's READ claimed 1 MiB
+ * and read 4 KiB; when it finishes, A is refunded first, so its next
+ * request is served from the same turn instead of A being parked in the
+ * debt wheel for a debt it does not have.
+ */
+static void charge_before_next_pick(struct kunit *test)
+{
+	struct ksmbd_sched_client *a;
+
+	dt_start(test, 1, 0);
+	dt_client(test, DT_Z, 1);
+	a = dt_client(test, DT_A, 1);
+	dt_client(test, DT_B, 1);
+	dt_queue(test, DT_Z, SZ_4K);
+	dt_read(test, DT_A, SZ_1M, SZ_4K);
+	dt_queue(test, DT_A, SZ_4K);
+	dt_queue_n(test, DT_B, 4, SZ_128K);
+	dt_done_oldest(test, 1);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "ZA");
+	dt_done_oldest(test, 1);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "A");
+	KUNIT_EXPECT_EQ(test, ((struct disp_test *)test->priv)->d->parked_total, 0);
+	KUNIT_EXPECT_EQ(test, a->deficit, (s64)KSMBD_SCHED_QUANTUM - 2 * SZ_4K);
+}
+
+/*
  * A request that moves little is charged the time it held its slot at
  * the storage's rate, if that costs more (a seeky READ).  A's 1 MiB READ
  * held its slot 2^20 ns: the storage moves 1 byte per ns.  Then B's 4 KiB
@@ -1066,6 +1092,7 @@ static struct kunit_case ksmbd_disp_test_cases[] = {
 	KUNIT_CASE(debt_survives_idle),
 	KUNIT_CASE(charge_refunds_short_read),
 	KUNIT_CASE(charge_by_time_once_rate_known),
+	KUNIT_CASE(charge_before_next_pick),
 	KUNIT_CASE(unauth_bound_per_client),
 	KUNIT_CASE(guard_stall_sticks_oldest),
 	KUNIT_CASE(watchdog_quarantines_stuck_client),
