@@ -27,8 +27,7 @@ CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ksmbd-bpf-sched}
 export CACHE_DIR
 KVER=${KVER:-6.12.117+deb12-amd64}
 NAME=ksmbd-bpf-sched
-VERSION=$(sed -n 's/^#define SMB_CLASSIFY_VERSION[[:space:]]*"\(.*\)"/\1/p' \
-	"$TOP/tools/smb-classify/main.h")
+VERSION=$("$TOP/scripts/version.sh")
 DEBREV=1
 OUT=$CACHE_DIR/deb
 STAGE=$OUT/stage

@@ -24,8 +24,7 @@ source "$VM_DIR/testlib-sched.sh"
 [[ -e /sys/module/ksmbd/refcnt ]] || vm_skip_test "ksmbd is built in (VM_KERNEL=tiny)"
 kver=$(uname -r)
 deb=$CACHE_DIR/deb
-V=$(sed -n 's/^#define SMB_CLASSIFY_VERSION[[:space:]]*"\(.*\)"/\1/p' \
-	"$VM_CHECKOUT/tools/smb-classify/main.h")
+V=$("$VM_CHECKOUT/scripts/version.sh")
 pkgs=("$deb/ksmbd-bpf-sched-dkms_${V}-1_all.deb" "$deb/ksmbd-bpf-sched_${V}-1_amd64.deb")
 tarball=$deb/ksmbd-bpf-sched-$V.dkms.tar.gz
 for f in "${pkgs[@]}" "$tarball"; do
