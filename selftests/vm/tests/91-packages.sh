@@ -194,7 +194,9 @@ vm_check "purged: no pins in /sys/fs/bpf/smb-classify" test ! -e /sys/fs/bpf/smb
 vm_check "purged: nothing holds ksmbd: rmmod" vm_poll 10 rmmod ksmbd
 vm_check "purged: dpkg has neither package, not even its config" \
 	test -z "$(pkg_state | grep -v '^un')"
-left=$(while read -r f; do [[ -e $R$f && ! -d $R$f ]] && echo "$f"; done <"$tmp/files")
+left=$(while read -r f; do
+	if [[ -e $R$f && ! -d $R$f ]]; then echo "$f"; fi
+done <"$tmp/files")
 vm_check "purged: no file of the packages' lists${left:+: $left}" test -z "$left"
 # What the test itself put there for DKMS, then what is left anywhere.
 rm -rf "$R/var/lib/ksmbd-bpf-sched-dkms" "$R/usr/share/ksmbd-bpf-sched-dkms"
