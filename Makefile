@@ -7,6 +7,8 @@
 #   make module        ksmbd.ko for Debian's 6.12 kernel (out of tree, cached)
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
 #   make deb           the DKMS package (ksmbd.ko) and the smb-classify package
+#                      (debian/, dpkg-buildpackage -b; lintian), in
+#                      $(CACHE_DIR)/deb
 #   make check         the repository's words (scripts/check-words.sh), host
 #                      unit tests (cmocka), the dispatcher's KUnit suite on
 #                      UML, kernel/patches apply, kernel/deltas derive from
@@ -68,7 +70,8 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	cifs-utils fio libcmocka-dev zlib1g-dev libcap-dev pkg-config rsync \
 	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite \
 	python3-impacket libtracefs-dev libtraceevent-dev python3-docutils \
-	python3-prometheus-client systemd dkms libfuse3-dev fuse3
+	python3-prometheus-client systemd dkms libfuse3-dev fuse3 git \
+	debhelper dh-dkms lintian
 
 .PHONY: all deps kernel kernel-src module deb vm-stock libbpf tools bpf check \
 	test vmtest demo bench help clean install checkpatch kernel-series \
@@ -102,7 +105,8 @@ kernel: deps
 module: deps libbpf
 	scripts/module.sh all
 
-# make module + the packages + the DKMS tarball the package test installs.
+# make module + the packages; vm-stock also the DKMS tarballs and the 0.2
+# packages of the package test (91-packages).
 deb: module tools
 	scripts/deb.sh
 

@@ -32,9 +32,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ksmbd-bpf-sched}
 export CACHE_DIR
 KVER=${KVER:-6.12.117+deb12-amd64}
-# The project's version (smb-classify -V), also the module's and packages'.
-VERSION=$(sed -n 's/^#define SMB_CLASSIFY_VERSION[[:space:]]*"\(.*\)"/\1/p' \
-	"$TOP/tools/smb-classify/main.h")
+# The project's version (debian/changelog): the module's MODULE_VERSION.
+VERSION=$("$TOP/scripts/version.sh")
 DEB_VERSION=${DEB_VERSION:-6.12.117-1~deb12u1}
 KBASE=${KVER%-amd64}
 SRC=$CACHE_DIR/src/linux

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "main.h"
+#include "version.h"
 
 bool json_output;
 json_writer_t *json_wtr;

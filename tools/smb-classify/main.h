@@ -15,8 +15,6 @@
 #include "procnet.h"
 #include "words.h"
 
-#define SMB_CLASSIFY_VERSION	"0.2"
-
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #endif

@@ -5,15 +5,28 @@
 # administrator uses them, in a chroot whose root is a writable overlay
 # over the read-only root and whose /lib/modules/$(uname -r) is Debian's
 # module tree as the image package installs it (no ksmbd of ours; only
-# fs/smb, fs/nls, crypto, lib: see below):
-# dpkg -i ksmbd-bpf-sched-dkms + ksmbd-bpf-sched; DKMS installs ksmbd.ko
-# into updates/dkms (from the DKMS tarball built on the host by
-# 'scripts/deb.sh prebuilt' with 'dkms build -k': compiling under TCG is
-# too slow); modprobe ksmbd loads it, ksmbd-tools serve, the packaged
-# smb-classify classifies a real cifs client.  dpkg -r removes both,
-# modprobe ksmbd loads Debian's ksmbd again, and it serves (no hook).
+# fs/smb, fs/nls, crypto, lib: see below).  DKMS gets every module from
+# a DKMS tarball built on the host ('scripts/deb.sh prebuilt', dkms build
+# -k): compiling under TCG is too slow.
+#
+#   0.2      dpkg -i the 0.2 packages (selftests/vm/fixtures/deb-0.2.sh:
+#            0.2's packaging); the administrator writes
+#            /etc/ksmbd/ksmbd-sched.conf.
+#   upgrade  dpkg -i this version's: DKMS swaps 0.2's ksmbd.ko for this
+#            one's, the BPF object moves to /usr/lib, the unit is enabled
+#            for ksmbd.service, the administrator's config is untouched.
+#   autopkgtest  debian/tests/dkms-smb-classify, in the chroot.
+#   use      modprobe ksmbd loads the DKMS module, ksmbd-tools serve, the
+#            packaged object loads, the unit's ExecStart applies the
+#            administrator's config, a real cifs client is classified by it.
+#   purge    dpkg --purge of both with the policy attached: the loader's
+#            prerm unloads it (rmmod then works), nothing of either
+#            package stays (files, DKMS tree, unit and its enablement, bpffs
+#            pins; the overlay's upper layers are searched), only the
+#            administrator's own config; modprobe ksmbd loads Debian's
+#            ksmbd again, and it serves (no hook).
 # Afterwards the harness's ksmbd.ko is loaded again for the next tests.
-# vm-timeout: 420
+# vm-timeout: 900
 
 set -euo pipefail
 # shellcheck source=../lib.sh
@@ -24,17 +37,39 @@ source "$VM_DIR/testlib-sched.sh"
 [[ -e /sys/module/ksmbd/refcnt ]] || vm_skip_test "ksmbd is built in (VM_KERNEL=tiny)"
 kver=$(uname -r)
 deb=$CACHE_DIR/deb
-V=$(sed -n 's/^#define SMB_CLASSIFY_VERSION[[:space:]]*"\(.*\)"/\1/p' \
-	"$VM_CHECKOUT/tools/smb-classify/main.h")
-pkgs=("$deb/ksmbd-bpf-sched-dkms_${V}-1_all.deb" "$deb/ksmbd-bpf-sched_${V}-1_amd64.deb")
+V=$("$VM_CHECKOUT/scripts/version.sh")
+DV=$("$VM_CHECKOUT/scripts/version.sh" -d)
+pkgs=("$deb/ksmbd-bpf-sched-dkms_${DV}_all.deb" "$deb/ksmbd-bpf-sched_${DV}_amd64.deb")
 tarball=$deb/ksmbd-bpf-sched-$V.dkms.tar.gz
-for f in "${pkgs[@]}" "$tarball"; do
+old=$deb/0.2
+old_pkgs=("$old/ksmbd-bpf-sched-dkms_0.2-1_all.deb" "$old/ksmbd-bpf-sched_0.2-1_amd64.deb")
+old_tarball=$old/ksmbd-bpf-sched-0.2.dkms.tar.gz
+for f in "${pkgs[@]}" "$tarball" "${old_pkgs[@]}" "$old_tarball"; do
 	[[ -f $f ]] || { vm_fail "$f missing: run 'scripts/deb.sh prebuilt' on the host"; vm_finish; }
 done
 
 tmp=$sched_tmp
 R=$tmp/root
 in_root() { chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+# dpkg_ok WHAT ARGS...: dpkg ARGS in the root, its log shown on failure.
+dpkg_ok() {
+	local what=$1 t0=$EPOCHREALTIME
+	shift
+	if in_root dpkg "$@" >"$tmp/dpkg.log" 2>&1; then
+		vm_pass "$what ($(secs "$t0") s)"
+	else
+		vm_fail "$what:"; cat "$tmp/dpkg.log"
+	fi
+}
+
+# pkg_state: "<status abbrev> <version>" of both packages, a line each
+# (nothing for a package dpkg does not know).
+pkg_state() {
+	# shellcheck disable=SC2016 # dpkg-query's ${field}s
+	in_root dpkg-query -W -f '${db:Status-Abbrev}${Version}\n' \
+		ksmbd-bpf-sched-dkms ksmbd-bpf-sched 2>/dev/null || true
+}
 
 # Back to the harness's module whatever happens.
 cleanup() {
@@ -55,7 +90,7 @@ trap cleanup EXIT
 vm_ksmbd_stop
 smb-classify unload >/dev/null
 vm_poll 10 rmmod ksmbd || { vm_fail "cannot rmmod the harness's ksmbd"; vm_finish; }
-mkdir -p "$tmp/upper" "$tmp/work" "$tmp/mu" "$tmp/mw" "$R"
+mkdir -p "$tmp/upper" "$R"
 mount -t tmpfs tmpfs "$tmp/upper"
 mkdir -p "$tmp/upper/u" "$tmp/upper/w"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$tmp/upper/u,workdir=$tmp/upper/w" "$R"
@@ -72,55 +107,110 @@ mount -t overlay overlay -o "lowerdir=$CACHE_DIR/vm/admin/lib/modules/$kver,uppe
 	"$R/lib/modules/$kver"
 vm_check "before: modprobe would load Debian's ksmbd" \
 	grep -q "/kernel/fs/smb/server/ksmbd.ko" <(in_root modinfo -F filename ksmbd)
-
-# ---- Install --------------------------------------------------------------
-mkdir -p "$R/var/lib/ksmbd-bpf-sched-dkms"
-cp "$tarball" "$R/var/lib/ksmbd-bpf-sched-dkms/"
-for f in "${pkgs[@]}"; do cp "$f" "$R/tmp/"; done
-t0=$EPOCHREALTIME
-if in_root dpkg -i "/tmp/${pkgs[0]##*/}" "/tmp/${pkgs[1]##*/}" >"$tmp/dpkg-i.log" 2>&1; then
-	vm_pass "dpkg -i both packages ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
-else
-	vm_fail "dpkg -i:"; cat "$tmp/dpkg-i.log"
-fi
 dst=/lib/modules/$kver/updates/dkms/ksmbd.ko
-vm_check "DKMS installed $dst" test -f "$R$dst"
-vm_check "dkms status: installed for $kver" \
-	grep -q "ksmbd-bpf-sched/$V, $kver, x86_64: installed" <(in_root dkms status)
-vm_check "modinfo: ksmbd is now $dst" test "$(in_root modinfo -F filename ksmbd)" = "$dst"
-vm_check "smb-classify from the package" test -x "$R/usr/sbin/smb-classify"
-vm_check "BPF object in /usr/share/ksmbd-bpf-sched" test -f "$R/usr/share/ksmbd-bpf-sched/smb_classify.bpf.o"
+for f in "${pkgs[@]}" "${old_pkgs[@]}"; do cp "$f" "$R/tmp/"; done
 
-# ---- modprobe + ksmbd-tools + classify a real client ----------------------
+# ---- 0.2, and the administrator's config ------------------------------------
+# 0.2's postinst loads a DKMS tarball from /var/lib/ksmbd-bpf-sched-dkms/.
+mkdir -p "$R/var/lib/ksmbd-bpf-sched-dkms"
+cp "$old_tarball" "$R/var/lib/ksmbd-bpf-sched-dkms/"
+dpkg_ok "dpkg -i the 0.2 packages" -i "/tmp/${old_pkgs[0]##*/}" "/tmp/${old_pkgs[1]##*/}"
+vm_check "0.2: dkms status: installed for $kver" \
+	grep -q "ksmbd-bpf-sched/0.2, $kver, x86_64: installed" <(in_root dkms status)
+vm_check "0.2: $dst is 0.2's" test "$(in_root modinfo -F version "$dst")" = "0.2-bpf-sched"
+vm_check "0.2: BPF object in /usr/share/ksmbd-bpf-sched" \
+	test -f "$R/usr/share/ksmbd-bpf-sched/smb_classify.bpf.o"
+conf=/etc/ksmbd/ksmbd-sched.conf
+mkdir -p "$R/etc/ksmbd"
+cat >"$R$conf" <<'CONF'
+# The administrator's: loopback clients are class 4, twice the turns.
+[class 4]
+	weight = 2
+	prefix = 127.0.0.0/8
+CONF
+conf_sha=$(sched_sha "$R$conf")
+
+# ---- Upgrade ---------------------------------------------------------------
+# dh_dkms's postinst loads a DKMS tarball from /usr/share/ksmbd-bpf-sched-dkms/.
+mkdir -p "$R/usr/share/ksmbd-bpf-sched-dkms"
+cp "$tarball" "$R/usr/share/ksmbd-bpf-sched-dkms/"
+dpkg_ok "upgrade: dpkg -i the $DV packages" -i "/tmp/${pkgs[0]##*/}" "/tmp/${pkgs[1]##*/}"
+vm_check "upgrade: both packages installed at $DV" \
+	test "$(pkg_state | tr '\n' ' ')" = "ii $DV ii $DV "
+vm_check "upgrade: dkms status: $V installed for $kver, 0.2 gone" \
+	test "$(in_root dkms status -m ksmbd-bpf-sched)" = "ksmbd-bpf-sched/$V, $kver, x86_64: installed"
+vm_check "upgrade: no 0.2 in /var/lib/dkms or /usr/src" \
+	test ! -e "$R/var/lib/dkms/ksmbd-bpf-sched/0.2" -a ! -e "$R/usr/src/ksmbd-bpf-sched-0.2"
+vm_check "upgrade: $dst is $V's" test "$(in_root modinfo -F version "$dst")" = "$V-bpf-sched"
+vm_check "upgrade: modinfo ksmbd is $dst" test "$(in_root modinfo -F filename ksmbd)" = "$dst"
+vm_check "upgrade: the administrator's $conf unchanged" test "$(sched_sha "$R$conf")" = "$conf_sha"
+vm_check "upgrade: BPF object in /usr/lib/ksmbd-bpf-sched, none in /usr/share" \
+	test -f "$R/usr/lib/ksmbd-bpf-sched/smb_classify.bpf.o" -a ! -e "$R/usr/share/ksmbd-bpf-sched"
+vm_check "upgrade: smb-classify.service enabled for ksmbd.service" \
+	test -L "$R/etc/systemd/system/ksmbd.service.wants/smb-classify.service"
+vm_check "upgrade: man pages compressed" \
+	test -f "$R/usr/share/man/man8/smb-classify.8.gz" -a -f "$R/usr/share/man/man5/ksmbd-sched.conf.5.gz"
+vm_check "upgrade: smb-classify --version is $V" \
+	grep -q "^smb-classify v$V " <(in_root /usr/sbin/smb-classify --version)
+
+# ---- The package's autopkgtest ----------------------------------------------
+t0=$EPOCHREALTIME
+rc=0
+in_root sh "$VM_CHECKOUT/debian/tests/dkms-smb-classify" >"$tmp/autopkgtest.log" 2>&1 || rc=$?
+sed -n 's/^\(PASS\|FAIL\): /autopkgtest: /p' "$tmp/autopkgtest.log"
+if ((rc == 0)); then
+	vm_pass "autopkgtest dkms-smb-classify ($(secs "$t0") s)"
+else
+	vm_fail "autopkgtest dkms-smb-classify (exit $rc):"; cat "$tmp/autopkgtest.log"
+fi
+
+# ---- modprobe + ksmbd-tools + the administrator's policy on a real client ---
 vm_check "modprobe ksmbd (the DKMS one)" in_root modprobe ksmbd
 vm_check "loaded: version $V-bpf-sched" test "$(cat /sys/module/ksmbd/version 2>/dev/null)" = "$V-bpf-sched"
 vm_check "ksmbd-tools serve" vm_ksmbd_start
 vm_check "packaged smb-classify loads the packaged BPF object" \
-	in_root /usr/sbin/smb-classify load /usr/share/ksmbd-bpf-sched/smb_classify.bpf.o
-in_root /usr/sbin/smb-classify prefix add 127.0.0.0/8 4 weight 2 >/dev/null
+	in_root /usr/sbin/smb-classify load /usr/lib/ksmbd-bpf-sched/smb_classify.bpf.o
 vm_check "attached" test "$(sched_proc attached)" = 1
+# What systemd runs when ksmbd.service starts (the guest has no systemd).
+exec_start=$(sed -n 's/^ExecStart=//p' "$R/lib/systemd/system/smb-classify.service")
+vm_check "unit: ExecStart applies $conf" test "$exec_start" = "/usr/sbin/smb-classify apply $conf"
+read -ra cmd <<<"$exec_start"
+vm_check "unit's ExecStart: the administrator's policy" in_root "${cmd[@]}"
 sched_trace_start
 head -c 1M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
 want=$(sched_sha "$SMB_SHARE_DIR/data.bin")
 sched_mount 127.0.0.2 127.0.0.1 "$tmp/a"
 port=$(sched_client_port 127.0.0.2)
-sched_expect_conn "packaged module + loader" ::ffff:127.0.0.2 "$port" 0x00020004 smb_prefix
+sched_expect_conn "packaged module + loader + the config" ::ffff:127.0.0.2 "$port" 0x00020004 smb_prefix
 vm_check "read through cifs, sha256 equal" test "$(sched_sha "$tmp/a/data.bin")" = "$want"
 umount "$tmp/a"
 sched_trace_stop
 
-# ---- Remove: the stock ksmbd serves again --------------------------------
-in_root /usr/sbin/smb-classify unload >/dev/null
+# ---- Purge, the policy still attached: the stock ksmbd serves again ---------
+in_root dpkg -L ksmbd-bpf-sched-dkms ksmbd-bpf-sched >"$tmp/files" 2>/dev/null || true
 vm_ksmbd_stop
-vm_check "rmmod the DKMS ksmbd" vm_poll 10 rmmod ksmbd
-if in_root dpkg -r ksmbd-bpf-sched ksmbd-bpf-sched-dkms >"$tmp/dpkg-r.log" 2>&1; then
-	vm_pass "dpkg -r both packages"
-else
-	vm_fail "dpkg -r:"; cat "$tmp/dpkg-r.log"
-fi
-vm_check "removed: no $dst" test ! -e "$R$dst"
-vm_check "removed: no smb-classify" test ! -e "$R/usr/sbin/smb-classify"
-vm_check "removed: modinfo points at Debian's ksmbd again" \
+dpkg_ok "dpkg --purge both packages" --purge ksmbd-bpf-sched ksmbd-bpf-sched-dkms
+vm_check "purged: no pins in /sys/fs/bpf/smb-classify" test ! -e /sys/fs/bpf/smb-classify
+vm_check "purged: nothing holds ksmbd: rmmod" vm_poll 10 rmmod ksmbd
+vm_check "purged: dpkg has neither package, not even its config" \
+	test -z "$(pkg_state | grep -v '^un')"
+left=$(while read -r f; do
+	if [[ -e $R$f && ! -d $R$f ]]; then echo "$f"; fi
+done <"$tmp/files")
+vm_check "purged: no file of the packages' lists${left:+: $left}" test -z "$left"
+# What the test itself put there for DKMS, then what is left anywhere
+# but in man-db's cache of formatted pages (man, which systemd-analyze
+# verify ran for Documentation=, wrote cat8/smb-classify.8.gz; man-db's
+# daily mandb expires it, as for any package's page).
+rm -rf "$R/var/lib/ksmbd-bpf-sched-dkms" "$R/usr/share/ksmbd-bpf-sched-dkms"
+left=$(cd "$tmp/upper" && find u mu -path u/var/cache/man -prune -o \
+	\( -name '*ksmbd-bpf-sched*' -o -name '*smb-classify*' -o -name '*smb_classify*' \) \
+	! -type c -print | sort | tr '\n' ' ')
+vm_check "purged: nothing named after them (DKMS tree, unit, enablement)${left:+: $left}" test -z "$left"
+vm_check "purged: no unit in ksmbd.service.wants" \
+	test ! -e "$R/etc/systemd/system/ksmbd.service.wants/smb-classify.service"
+vm_check "purged: the administrator's $conf kept" test "$(sched_sha "$R$conf")" = "$conf_sha"
+vm_check "purged: modinfo points at Debian's ksmbd again" \
 	grep -q "/kernel/fs/smb/server/ksmbd.ko" <(in_root modinfo -F filename ksmbd)
 vm_check "modprobe ksmbd (Debian's)" in_root modprobe ksmbd
 vm_check "stock: no module version, no $SCHED_PROC" \
