@@ -21,7 +21,7 @@
 #   make test-debug    the VM suite on the KASAN/lockdep kernel (KDEBUG=1)
 #   make demo          boot the VM and show classification of real clients
 #   make bench         A/B benchmarks in one VM boot each (ratios)
-#   make stress        bounded stress runs in the VM (cost shares, WRITE flood,
+#   make stress        bounded stress runs in the VM (cost shares, server cost, WRITE flood,
 #                      fault injection, smbtorture wide and lease)
 #   make checkpatch    checkpatch.pl --strict over kernel/
 #   make kernel-series the upstream-style patch series (BUILD_EACH=1 builds

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 420
+# vm-timeout: 600
 #
 # A client is charged what the server spent on its requests, not what
 # their Length fields claim (Documentation/dispatch.rst, "Cost").  On the
