@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-module: unload (the ksmbd module is unloaded or replaced)
 #
 # The admin's day: "apply FILE" sets the whole policy, checked whole
 # first (a bad file changes nothing: same dump, same programs), "dump"

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-module: unload (the ksmbd module is unloaded or replaced)
 #
 # ksmbd as a module on Debian's kernel (VM_KERNEL=stock): the loaded
 # ksmbd.ko is ours (updates/), with Debian's vermagic, and its struct_ops

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-module: unload (the ksmbd module is unloaded or replaced)
 #
 # The packages of 'make deb' on Debian's kernel (VM_KERNEL=stock), as an
 # administrator uses them, in a chroot whose root is a writable overlay
