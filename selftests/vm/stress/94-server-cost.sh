@@ -166,7 +166,7 @@ share() {
 	d1=$(( $(class_cost 1) - c1 )) d2=$(( $(class_cost 2) - c2 ))
 	kill "$FAIR_LAST_PID" 2>/dev/null || true
 	fair_wait "$FAIR_LAST_PID" || true
-	echo "$desc: charged class 1 $d1, class 2 $d2 bytes; both waiting in $(( n - short )) of $n samples; $(sched_proc_show stuck_total rate_bytes_per_us held_avg_ns parked bypass); guest load $(cut -d' ' -f1 /proc/loadavg)"
+	echo "$desc: charged class 1 $d1, class 2 $d2 bytes; both waiting in $(( n - short )) of $n samples; $(sched_proc_show stuck_total stall_admits rate_bytes_per_us held_avg_ns parked bypass); guest load $(cut -d' ' -f1 /proc/loadavg)"
 	sed 's/^/  /' /proc/net/ksmbd_sched_clients
 	vm_check "$desc: both hosts had requests waiting in 90% of the samples ($(( n - short )) of $n)" \
 		test $(( short * 10 )) -le "$n"

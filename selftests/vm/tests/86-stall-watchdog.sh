@@ -62,7 +62,11 @@ vm_check "the watchdog's bound is the program's: watchdog_ms $(sched_proc watchd
 st0=$(sched_proc stuck_total)
 # a_inflight: A's slots, stuck ones included (its client line).
 a_inflight() { sched_client_field 1 inflight; }
-slots_held() { (( $(sched_proc inflight) >= budget && $(sched_proc queued) > 0 )); }
+# slots_held: A holds the budget's worth of slots, counting those the
+# stall guard took out of the budget once nothing came back (200 ms
+# after they were taken: a poll may see either), and more of its
+# requests wait.
+slots_held() { local n; n=$(a_inflight); (( ${n:-0} >= budget && $(sched_proc queued) > 0 )); }
 a_max=0
 # sample: the most slots A held so far.
 sample() { local n; n=$(a_inflight); (( ${n:-0} > a_max )) && a_max=${n:-0}; return 0; }

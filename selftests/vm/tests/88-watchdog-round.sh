@@ -1,25 +1,25 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 420
+# vm-timeout: 240
 #
-# The watchdog is not fooled by a long fair round
-# (Documentation/dispatch.rst "Stall guard and watchdog").  It fires when
-# the oldest waiting request has waited KSMBD_SCHED_WATCHDOG_MS (30 s)
-# AND the round has not reached its client for as long; a request's own
-# wait is no sign of a broken dispatcher.  Here a correct round makes a
-# request wait over 30 s: the storage model (slowfs: 5 ms a request, one
-# in service), a budget of 1 slot, class 1 (127.0.0.2, weight 1) reading
-# 1 MiB at depth 4 and class 2 (127.0.0.3, weight 8) reading 4 KiB at
-# depth 32, fio on cifs mounts, no SPLICE verdicts.  A 1 MiB READ costs 8
-# quanta of 128 KiB, so class 1 is served once every 8 rounds, 8 x 256
-# small READs apart (10-30 s in the test guest), and the last of its 4
-# queued READs waits about 4 of those.  Class 1 is reached (given a
-# quantum) on every round, about every second.  Asserted:
-#   - a contested 1 MiB READ of class 1 waited 31 s or more in the
-#     dispatcher (ksmbd_sched_dispatch wait_ns, waited=1, clients >= 2):
-#     the old watchdog (the age of the oldest request alone) would have
-#     bypassed the dispatcher here;
-#   - no bypass: bypass 0, no kernel log line of the watchdog;
+# A long fair round is no reason to give up fair dispatch
+# (Documentation/dispatch.rst, "Stuck clients").  The dispatcher's
+# watchdog (timeout_ms) deals with slots held that long; a request that
+# waits longer than that in a correct round is no sign of a broken
+# dispatcher, and the bypass (kept only for a dispatcher bug: a client
+# the round no longer reaches) must not fire.  Here a correct round
+# makes a request wait many times timeout_ms: the storage model
+# (slowfs: 5 ms a request, one in service), a program with a budget of 1
+# slot and timeout_ms 1000 (progs/prefix_inflight1t), class 1
+# (127.0.0.2, weight 1) reading 1 MiB at depth 4 and class 2 (127.0.0.3,
+# weight 64) reading 4 KiB at depth 32, fio on cifs mounts, no SPLICE
+# verdicts.  A 1 MiB READ costs 8 quanta of 128 KiB, so class 1 is
+# served once every 8 rounds, each of them 64 quanta of small READs.
+# Asserted:
+#   - a contested 1 MiB READ of class 1 waited 1.5 s or more in the
+#     dispatcher (ksmbd_sched_dispatch wait_ns, waited=1, clients >= 2),
+#     past the program's timeout_ms;
+#   - no bypass: bypass 0, no kernel log line of the bypass;
 #   - both readers saw no I/O error, counters back to 0.
 
 set -euo pipefail
@@ -35,8 +35,8 @@ source "$VM_DIR/testlib-slowfs.sh"
 why=$(slowfs_available) || vm_skip_test "$why"
 trap 'fair_cleanup; slowfs_share_stop' EXIT
 
-LONG_MS=31000		# the wait to see: past the watchdog's 30 s
-BOUND_S=300		# at most this long for it (x TEST_TIMEOUT_SCALE)
+LONG_MS=1500		# the wait to see: past the program's timeout_ms
+BOUND_S=120		# at most this long for it (x TEST_TIMEOUT_SCALE)
 BIG=$sched_tmp/big SMALL=$sched_tmp/small
 
 slowfs_share_start --service-ms 5 --jitter-pct 0 --parallel 1 ||
@@ -45,9 +45,12 @@ head -c 16M /dev/urandom >"$SLOWFS_BACKING/data.bin"
 slowfs_mount 127.0.0.2 "$BIG"
 slowfs_mount 127.0.0.3 "$SMALL"
 
-fair_weighted 1 1 8
+smb-classify load "$FAIR_PROGS/prefix_inflight1t.bpf.o" >/dev/null
+smb-classify prefix add 127.0.0.2/32 1 weight 1 >/dev/null
+smb-classify prefix add 127.0.0.3/32 2 weight 64 >/dev/null
 slowfs_no_splice 0 1 2
 wd_ms=$(sched_proc watchdog_ms)
+vm_check "the program's watchdog: watchdog_ms $wd_ms" test "$wd_ms" = 1000
 seq0=$("$VM_DIR/kmsg-since" -1 | sed -n 's/^seq //p')
 # Only the 1 MiB READs: the 4 KiB ones would be thousands of events.
 sched_trace_only ksmbd_sched_dispatch filter 'bytes == 1048576'

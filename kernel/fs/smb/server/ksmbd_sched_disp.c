@@ -115,6 +115,8 @@ struct ksmbd_sched_client_key {
  *              request taken for a slot, or a quantum given (the watchdog)
  * @qbytes:     bytes of its waiting messages
  * @idle_ns:    when it last had nothing waiting or running
+ * @held_avg:   how long its finished requests held their slot, ns, a
+ *              moving average (1/8 of each new one)
  * @dispatched: requests dispatched
  * @bytes:      their READ/WRITE bytes
  * @cost:       what its finished requests were charged, bytes
@@ -150,6 +152,7 @@ struct ksmbd_sched_client {
 	u64 turn_ns;
 	u64 qbytes;
 	u64 idle_ns;
+	u64 held_avg;
 	u64 dispatched;
 	u64 bytes;
 	u64 cost;
@@ -1025,6 +1028,12 @@ static void ksmbd_disp_stick(struct ksmbd_sched_disp *d,
 	c->stuck++;
 }
 
+/* A moving average of times: 1/8 of each new sample; the first as is. */
+static u64 ksmbd_disp_avg(u64 avg, u64 sample)
+{
+	return avg ? avg - (avg >> 3) + (sample >> 3) : sample;
+}
+
 /*
  * Caller holds d->lock.  How long the slots may all be held without one
  * given back before the stall guard acts, ns: KSMBD_SCHED_STALL_MS, or
@@ -1043,10 +1052,15 @@ static u64 ksmbd_disp_stall_ns(const struct ksmbd_sched_disp *d)
  * requests wait.  Both deal with the requests that hold slots without
  * giving them back, and with their clients, never with the namespace:
  *  - the stall guard is the workqueue rescuer's idea: if every slot has
- *    been held for KSMBD_SCHED_STALL_MS with no slot given back, the
- *    holders are blocked on something the dispatcher does not know
- *    about; the oldest one is stuck, and its slot leaves the budget;
- *  - a slot held for KSMBD_SCHED_HOLD_MS by a client above its share of
+ *    been held for ksmbd_disp_stall_ns() (and for KSMBD_SCHED_STALL_AVGS
+ *    times as long as the oldest holder's client lately held its slots)
+ *    with no slot given back, the holders are blocked on something the
+ *    dispatcher does not know about; the oldest one is stuck, and its
+ *    slot leaves the budget;
+ *  - a slot held for KSMBD_SCHED_HOLD_MS (or KSMBD_SCHED_STALL_AVGS times
+ *    as long as its client's requests lately held theirs, if that is
+ *    longer: a client whose work is long, such as server-side copies, is
+ *    not stuck for doing it) by a client above its share of
  *    the slots (another client became active meanwhile) leaves the
  *    budget too;
  *  - the watchdog (sched_ext's, timeout_ms): a slot held for timeout_ms
@@ -1089,16 +1103,20 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 		if (held >= timeout) {
 			ksmbd_disp_stick(d, work);
 			d->quarantined++;
-		} else if (held >= (u64)KSMBD_SCHED_HOLD_MS * NSEC_PER_MSEC &&
+		} else if (held >= max_t(u64, (u64)KSMBD_SCHED_HOLD_MS *
+					 NSEC_PER_MSEC,
+					 c->held_avg * KSMBD_SCHED_STALL_AVGS) &&
 			   c->inflight - c->stuck > ksmbd_disp_cap(d, c)) {
 			ksmbd_disp_stick(d, work);
 		}
 	}
-	if (d->inflight >= d->max_inflight && now - d->progress_ns >= stall &&
-	    !list_empty(&d->running)) {
-		ksmbd_disp_stick(d, list_first_entry(&d->running,
-						     struct ksmbd_work,
-						     sched.age));
+	work = list_first_entry_or_null(&d->running, struct ksmbd_work,
+					sched.age);
+	if (work && d->inflight >= d->max_inflight &&
+	    now - d->progress_ns >= max_t(u64, stall,
+					  work->sched.client->held_avg *
+					  KSMBD_SCHED_STALL_AVGS)) {
+		ksmbd_disp_stick(d, work);
 		d->stall_admits++;
 		d->progress_ns = now;
 	}
@@ -1564,9 +1582,8 @@ static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
 			if (done) {
 				ksmbd_disp_budget_sample(d, work, now);
 				held = now - work->sched.stime_ns;
-				d->held_avg = d->held_avg ?
-					d->held_avg - (d->held_avg >> 3) +
-					(held >> 3) : held;
+				d->held_avg = ksmbd_disp_avg(d->held_avg, held);
+				c->held_avg = ksmbd_disp_avg(c->held_avg, held);
 			}
 		}
 		c->inflight--;
