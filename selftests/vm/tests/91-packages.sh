@@ -157,7 +157,11 @@ vm_check "upgrade: smb-classify --version is $V" \
 # ---- The package's autopkgtest ----------------------------------------------
 t0=$EPOCHREALTIME
 rc=0
-in_root sh "$VM_CHECKOUT/debian/tests/dkms-smb-classify" >"$tmp/autopkgtest.log" 2>&1 || rc=$?
+# Copied in: the checkout's path need not exist inside the chroot.
+mkdir -p "$R/tmp"
+cp "$VM_CHECKOUT/debian/tests/dkms-smb-classify" "$R/tmp/dkms-smb-classify"
+in_root sh /tmp/dkms-smb-classify >"$tmp/autopkgtest.log" 2>&1 || rc=$?
+rm -f "$R/tmp/dkms-smb-classify"
 sed -n 's/^\(PASS\|FAIL\): /autopkgtest: /p' "$tmp/autopkgtest.log"
 if ((rc == 0)); then
 	vm_pass "autopkgtest dkms-smb-classify ($(secs "$t0") s)"

@@ -362,6 +362,25 @@ static void ksmbd_disp_budget_set(struct ksmbd_sched_disp *d,
 	d->max_inflight = max_inflight ?: b->max;
 }
 
+/* A moving average of times: 1/8 of each new sample; the first as is. */
+static u64 ksmbd_disp_avg(u64 avg, u64 sample)
+{
+	return avg ? avg - (avg >> 3) + (sample >> 3) : sample;
+}
+
+/*
+ * Caller holds d->lock.  How long the slots may all be held without one
+ * given back before the stall guard acts, ns: KSMBD_SCHED_STALL_MS, or
+ * KSMBD_SCHED_STALL_AVGS times as long as requests have lately held their
+ * slots if that is longer, so that storage whose requests take long (a
+ * server-side copy, a slow disk) is not taken for blocked requests.
+ */
+static u64 ksmbd_disp_stall_ns(const struct ksmbd_sched_disp *d)
+{
+	return max_t(u64, (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC,
+		     d->held_avg * KSMBD_SCHED_STALL_AVGS);
+}
+
 /*
  * Caller holds d->lock.  @work held its slot from dispatch (stime_ns)
  * until it finished, @now: one sample of the adaptive budget if it read
@@ -378,9 +397,12 @@ static void ksmbd_disp_budget_set(struct ksmbd_sched_disp *d,
  * q > KSMBD_SCHED_ADAPT_BETA, between budget.min and budget.max; only in
  * a window where requests waited for a slot: else the budget limits
  * nothing and the sample says nothing about it.  A request that held its
- * slot KSMBD_SCHED_STALL_MS or more is no sample: it was blocked (the
- * stall guard's business), not queued in the storage, so one client's
- * long requests do not drive the budget down.  base is measured by a
+ * slot as long as the stall guard waits (ksmbd_disp_stall_ns()) or more
+ * is no sample: it was blocked (the stall guard's business), not queued
+ * in the storage, so one client's blocked requests do not drive the
+ * budget down; nor is a request whose slot the guard took out of the
+ * budget.  Storage that becomes slower raises the average hold time,
+ * and with it that bound, so its requests are samples again.  base is measured by a
  * probe: one window at the smallest budget (BBR's ProbeRTT), after which
  * the budget goes back to where it was; at the first window where
  * requests waited, then every KSMBD_SCHED_ADAPT_PROBE_MS, so that it
@@ -400,8 +422,7 @@ static void ksmbd_disp_budget_sample(struct ksmbd_sched_disp *d,
 
 	if (!b->on || !work->sched.bytes ||
 	    work->sched.stime_ns < b->win_start_ns ||
-	    now - work->sched.stime_ns >=
-	    (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC)
+	    now - work->sched.stime_ns >= ksmbd_disp_stall_ns(d))
 		return;
 	b->win_min_ns = min(b->win_min_ns, now - work->sched.stime_ns);
 	if (d->queued)
@@ -1026,25 +1047,6 @@ static void ksmbd_disp_stick(struct ksmbd_sched_disp *d,
 	d->stuck++;
 	d->stuck_total++;
 	c->stuck++;
-}
-
-/* A moving average of times: 1/8 of each new sample; the first as is. */
-static u64 ksmbd_disp_avg(u64 avg, u64 sample)
-{
-	return avg ? avg - (avg >> 3) + (sample >> 3) : sample;
-}
-
-/*
- * Caller holds d->lock.  How long the slots may all be held without one
- * given back before the stall guard acts, ns: KSMBD_SCHED_STALL_MS, or
- * KSMBD_SCHED_STALL_AVGS times as long as requests have lately held their
- * slots if that is longer, so that storage whose requests take long (a
- * server-side copy, a slow disk) is not taken for blocked requests.
- */
-static u64 ksmbd_disp_stall_ns(const struct ksmbd_sched_disp *d)
-{
-	return max_t(u64, (u64)KSMBD_SCHED_STALL_MS * NSEC_PER_MSEC,
-		     d->held_avg * KSMBD_SCHED_STALL_AVGS);
 }
 
 /*
