@@ -382,6 +382,24 @@ static u64 ksmbd_disp_stall_ns(const struct ksmbd_sched_disp *d)
 }
 
 /*
+ * Caller holds d->lock.  A request of @c held its slot @held ns and
+ * finished.  The averages take it only if it was not blocked: under
+ * twice as long as the stall guard would wait, so that they follow
+ * storage that becomes slower (a sample may double them) but a request
+ * that waited seconds on a lock does not make the guard wait longer.
+ */
+static void ksmbd_disp_held(struct ksmbd_sched_disp *d,
+			    struct ksmbd_sched_client *c, u64 held)
+{
+	u64 bound = 2 * ksmbd_disp_stall_ns(d);
+
+	if (held < bound)
+		d->held_avg = ksmbd_disp_avg(d->held_avg, held);
+	if (held < max_t(u64, bound, 2 * c->held_avg * KSMBD_SCHED_STALL_AVGS))
+		c->held_avg = ksmbd_disp_avg(c->held_avg, held);
+}
+
+/*
  * Caller holds d->lock.  @work held its slot from dispatch (stime_ns)
  * until it finished, @now: one sample of the adaptive budget if it read
  * or wrote data (a CREATE or a QUERY_INFO is served in microseconds, not
@@ -1584,8 +1602,7 @@ static void ksmbd_disp_put_slot(struct ksmbd_sched_disp *d,
 			if (done) {
 				ksmbd_disp_budget_sample(d, work, now);
 				held = now - work->sched.stime_ns;
-				d->held_avg = ksmbd_disp_avg(d->held_avg, held);
-				c->held_avg = ksmbd_disp_avg(c->held_avg, held);
+				ksmbd_disp_held(d, c, held);
 			}
 		}
 		c->inflight--;

@@ -1014,9 +1014,10 @@ static void budget_adapts(struct kunit *test)
 }
 
 /*
- * A request that held its slot KSMBD_SCHED_STALL_MS or more was blocked,
- * not queued in the storage: no sample.  A window of them changes
- * nothing, and starts no probe.
+ * A request that held its slot as long as the stall guard waits (here
+ * KSMBD_SCHED_STALL_MS: nothing finished before) was blocked, not queued
+ * in the storage: no sample, and not in the average hold time either.
+ * Two windows of requests held 10 s change nothing, and start no probe.
  */
 static void budget_ignores_blocked(struct kunit *test)
 {
@@ -1030,8 +1031,9 @@ static void budget_ignores_blocked(struct kunit *test)
 	t->d->max_inflight = 32;
 	dt_client(test, DT_A, 1);
 	dt_queue_n(test, DT_A, 72, SZ_64K);
-	dt_gen(test, KSMBD_SCHED_STALL_MS * DT_MS, true);
-	dt_gen(test, KSMBD_SCHED_STALL_MS * DT_MS, true);
+	dt_gen(test, 10 * MSEC_PER_SEC * DT_MS, true);
+	dt_gen(test, 10 * MSEC_PER_SEC * DT_MS, true);
+	KUNIT_EXPECT_EQ(test, t->d->held_avg, 0);
 	KUNIT_EXPECT_EQ(test, t->d->max_inflight, 32);
 	KUNIT_EXPECT_EQ(test, b->changes, 0);
 	KUNIT_EXPECT_EQ(test, b->win_n, 0);
