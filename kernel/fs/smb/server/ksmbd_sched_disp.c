@@ -386,7 +386,9 @@ static u64 ksmbd_disp_stall_ns(const struct ksmbd_sched_disp *d)
  * finished.  The averages take it only if it was not blocked: under
  * twice as long as the stall guard would wait, so that they follow
  * storage that becomes slower (a sample may double them) but a request
- * that waited seconds on a lock does not make the guard wait longer.
+ * that waited seconds on a lock does not make the guard wait longer.  A
+ * client's own first sample is taken as is, so that a client whose
+ * every request is long (server-side copies) learns it.
  */
 static void ksmbd_disp_held(struct ksmbd_sched_disp *d,
 			    struct ksmbd_sched_client *c, u64 held)
@@ -395,7 +397,8 @@ static void ksmbd_disp_held(struct ksmbd_sched_disp *d,
 
 	if (held < bound)
 		d->held_avg = ksmbd_disp_avg(d->held_avg, held);
-	if (held < max_t(u64, bound, 2 * c->held_avg * KSMBD_SCHED_STALL_AVGS))
+	if (!c->held_avg ||
+	    held < max_t(u64, bound, 2 * c->held_avg * KSMBD_SCHED_STALL_AVGS))
 		c->held_avg = ksmbd_disp_avg(c->held_avg, held);
 }
 
