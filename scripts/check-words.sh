@@ -18,9 +18,11 @@ cd "$(dirname "$0")/.." || exit 2
 
 # The patterns (grep -E; case-insensitive unless marked):
 patterns=(
-	'\bagents?\b'				# who did the work
-	'\bhelpers?'"'"'?s? (agents?|session)'	# ditto
-	'\bsessions?'"'"'s (helper|agent)'	# ditto
+	# Spelled with a bracket each, so that this file does not match
+	# itself or speak of those words.
+	'\bagen[t]s?\b'			# who did the work
+	'\bhelpe[r]s?'"'"'?s? (agen[t]s?|sessio[n])'	# ditto
+	'\bsessio[n]s?'"'"'s (helpe[r]|agen[t])'	# ditto
 	'\bseeds?/|\bseed [0-9]{3}\b|\bseed'"'"'s\b'	# the project's briefing notes
 	'\bissues? [0-9]+'			# tracker numbering
 	'\bpoints? [0-9]+(-[0-9]+)? of (the )?issue'	# ditto
