@@ -936,6 +936,22 @@ static void dt_gen(struct kunit *test, u64 dt, bool refill)
 }
 
 /*
+ * An adaptive budget between 4 and 32 slots whatever the CPUs, at 32, and
+ * client A.  Return: the budget.
+ */
+static struct ksmbd_disp_budget *dt_budget_start(struct kunit *test)
+{
+	struct disp_test *t = test->priv;
+
+	dt_start(test, 0, 0);
+	t->d->budget.min = 4;
+	t->d->budget.max = 32;
+	t->d->max_inflight = 32;
+	dt_client(test, DT_A, 1);
+	return &t->d->budget;
+}
+
+/*
  * The default budget with a backlog (A keeps 40 waiting), between 4 and
  * 32 slots whatever the CPUs.  Its first busy window starts a probe (4
  * slots) that measures the storage's own time (0.5 ms) and goes back to
@@ -955,12 +971,7 @@ static void budget_adapts(struct kunit *test)
 	struct disp_test *t = test->priv;
 	struct ksmbd_disp_budget *b;
 
-	dt_start(test, 0, 0);
-	b = &t->d->budget;
-	b->min = 4;
-	b->max = 32;
-	t->d->max_inflight = 32;
-	dt_client(test, DT_A, 1);
+	b = dt_budget_start(test);
 	dt_queue_n(test, DT_A, 72, SZ_64K);
 	KUNIT_EXPECT_EQ(test, t->d->inflight, 32);
 
@@ -1024,12 +1035,7 @@ static void budget_ignores_blocked(struct kunit *test)
 	struct disp_test *t = test->priv;
 	struct ksmbd_disp_budget *b;
 
-	dt_start(test, 0, 0);
-	b = &t->d->budget;
-	b->min = 4;
-	b->max = 32;
-	t->d->max_inflight = 32;
-	dt_client(test, DT_A, 1);
+	b = dt_budget_start(test);
 	dt_queue_n(test, DT_A, 72, SZ_64K);
 	dt_gen(test, 10 * MSEC_PER_SEC * DT_MS, true);
 	dt_gen(test, 10 * MSEC_PER_SEC * DT_MS, true);
@@ -1049,12 +1055,7 @@ static void budget_idle_learns_nothing(struct kunit *test)
 	struct disp_test *t = test->priv;
 	struct ksmbd_disp_budget *b;
 
-	dt_start(test, 0, 0);
-	b = &t->d->budget;
-	b->min = 4;
-	b->max = 32;
-	t->d->max_inflight = 32;
-	dt_client(test, DT_A, 1);
+	b = dt_budget_start(test);
 	dt_queue_n(test, DT_A, 16, SZ_64K);
 	dt_gen(test, 5 * DT_MS, true);
 	dt_gen(test, 5 * DT_MS, true);
