@@ -851,9 +851,11 @@ def cmd_small(args):
 
 
 def cmd_batch_hold(args):
-    """73, client A: open NAME with a batch oplock, report the level
-    granted in READY_FILE, then never acknowledge the break: sleep, and
-    count the break notifications that arrived."""
+    """74, client A: open NAME with a batch oplock, report the level
+    granted in READY_FILE, then never acknowledge the break: hold the open
+    for SECONDS or until RELEASE_FILE exists, count the break
+    notifications that arrived, and leave (the server closes the open,
+    which ends the break wait of the other opens)."""
     c = env_client(args, args.mode, args.dialect, host=args.host)
     r = c.call(CMD_CREATE, c.create_body(args.name, oplock=OPLOCK_BATCH))
     if r.status:
@@ -866,7 +868,11 @@ def cmd_batch_hold(args):
     if level != OPLOCK_BATCH:
         print(f"FAIL: holder: oplock level 0x{level:02x} granted, want batch")
         return 1
-    time.sleep(args.seconds)
+    deadline = time.monotonic() + args.seconds
+    while time.monotonic() < deadline:
+        if args.release_file and os.path.exists(args.release_file):
+            break
+        time.sleep(0.1)
     breaks = 0
     while True:
         try:
@@ -1274,6 +1280,7 @@ def main():
     p.add_argument("name")
     p.add_argument("--ready-file", required=True)
     p.add_argument("--seconds", type=float, default=60)
+    p.add_argument("--release-file")
     p.add_argument("--mode", choices=["plain", "sealed"], default="plain")
     p.add_argument("--dialect", choices=["3.0", "3.1.1"], default="3.0")
     p.set_defaults(fn=cmd_batch_hold)

@@ -1,24 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 420
+# vm-timeout: 300
 #
 # A waiting request does not stall the namespace (Documentation/
 # dispatch.rst, "A slot is for running work").
 # A dispatcher of budget 4, every host its own client (::/0 per-peer):
 #   - host A (127.0.0.2, raw client) opens held.bin with a batch oplock
-#     and never acknowledges the break;
+#     and never acknowledges the break; it leaves (the server closes its
+#     open, which ends the break wait) once C has read 100 times while B
+#     waits, or after 45 s;
 #   - host C (127.0.0.4, a cifs mount) reads data.bin with fio, 64 KiB
 #     random reads at depth 2 (below the budget: C never waits for
 #     itself, only for slots others hold);
 #   - host B (127.0.0.3, raw client) sends 12 CREATEs of held.bin at once:
-#     each must break A's oplock and waits for the acknowledgment (35 s,
-#     OPLOCK_WAIT_TIME) or for the break in progress.
+#     each must break A's oplock and waits for the acknowledgment (up to
+#     35 s, OPLOCK_WAIT_TIME), for the break in progress, or for A to go.
 # Asserted: each of B's CREATEs gave its slot back when it started to
-# wait (wait_releases grows by >= 12, counted at the server), B's CREATEs
-# all succeed once the break times out, A saw the break notification,
-# and no READ of C waited 1 s or more in the dispatcher (its wait_ns,
-# counted at the server; without the slot release C's reads wait the
-# 35 s).  fio's slowest completion at the client is printed, not
+# wait (wait_releases grows by >= 12, counted at the server), C's READs
+# are dispatched 100 times while all of B's CREATEs wait, B's CREATEs all
+# succeed once A is gone, A saw the break notification, and no READ of C
+# waited 1 s or more in the dispatcher (its wait_ns, counted at the
+# server; without the slot release C's reads wait as long as B's
+# CREATEs).  fio's slowest completion at the client is printed, not
 # asserted (it follows the host's load under TCG).  Twice: plain, and
 # sealed (A and B in AES-CCM sessions, C's mount with seal).
 
@@ -35,7 +38,8 @@ trap 'fair_cleanup; read_cleanup' EXIT
 read_need_impacket
 
 OPENS=12
-READ_S=50		# fio's runtime: covers the 35 s of the break wait
+C_READS=100		# C's READs dispatched while B waits, then A leaves
+READ_S=20		# fio's runtime: covers C's start, B's wait and more
 
 head -c 16M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
 head -c 64K /dev/urandom >"$SMB_SHARE_DIR/held.bin"
@@ -48,9 +52,11 @@ fio_max_lat_ms() {
 	jq -r '.jobs[0].read.clat_ns.max / 1000000 | floor' "$1"
 }
 fio_ios() { jq -r '.jobs[0].read.total_ios' "$1"; }
+# class0_at_least N: class 0 dispatched N requests or more.
+class0_at_least() { (( $(fair_class_field 0 dispatched) >= $1 )); }
 
 phase() {
-	local mode=$1 mopt=$2 holder openers fio_pid w0 w1 rc dir=$sched_tmp/$1
+	local mode=$1 mopt=$2 holder openers fio_pid w0 d0 rc dir=$sched_tmp/$1
 	mkdir -p "$dir"
 	fair_load 4
 	smb-classify prefix add ::/0 0 per-peer >/dev/null
@@ -60,6 +66,7 @@ phase() {
 	# C's mount and B's start alone took longer, and B found no oplock).
 	read_raw --host 127.0.0.2 batch-hold held.bin --mode "$mode" \
 		--seconds $((45 * ${TEST_TIMEOUT_SCALE:-1})) \
+		--release-file "$dir/release" \
 		--ready-file "$dir/ready" >"$dir/holder.out" 2>&1 &
 	holder=$!
 	READ_PIDS+=("$holder")
@@ -78,7 +85,9 @@ phase() {
 		--output="$dir/c.json" >/dev/null 2>&1 &
 	fio_pid=$!
 	FAIR_PIDS+=("$fio_pid")
-	sleep 3		# C's reads are under way (its latencies are counted anyway)
+	# C's reads are under way (its latencies are counted anyway)
+	d0=$(fair_class_field 0 dispatched)
+	vm_poll 30 class0_at_least $(( d0 + 20 )) || echo "  [$mode] C was slow to start reading"
 
 	read_raw --host 127.0.0.3 openers held.bin --warm warm.bin --mode "$mode" \
 		--count "$OPENS" --sent-file "$dir/sent" >"$dir/openers.out" 2>&1 &
@@ -90,11 +99,20 @@ phase() {
 		vm_fail "[$mode] only $(( $(sched_proc wait_releases) - w0 )) of B's $OPENS CREATEs gave their slot back"
 	fi
 	echo "  [$mode] while B waits: $(sched_proc_show inflight queued clients wait_releases stall_admits bypass)"
+	# Every dispatch of class 0 from now on is C's (A and B wait).
+	d0=$(fair_class_field 0 dispatched)
+	if vm_poll 60 class0_at_least $(( d0 + C_READS )); then
+		vm_check "[$mode] C's READs were dispatched $C_READS times while B's CREATEs all waited" \
+			kill -0 "$openers"
+	else
+		vm_fail "[$mode] C's READs were dispatched only $(( $(fair_class_field 0 dispatched) - d0 )) times while B waited"
+	fi
+	touch "$dir/release"
 
 	rc=0
 	wait "$openers" || rc=$?
 	cat "$dir/openers.out"
-	vm_check "[$mode] B's CREATEs all succeeded after the break timed out (exit $rc)" test "$rc" = 0
+	vm_check "[$mode] B's CREATEs all succeeded once A was gone (exit $rc)" test "$rc" = 0
 	rc=0
 	wait "$fio_pid" || rc=$?
 	vm_check "[$mode] C's fio finished (exit $rc)" test "$rc" = 0
