@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 
 #include "ksmbd_sched_abi.h"
 #include "main.h"
