@@ -1,22 +1,51 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * ksmbd_sched_ops.bpf.h - the struct_ops type, as every BPF object here
- * declares it
+ * ksmbd_sched_ops.bpf.h - the struct_ops type and its two contexts, as
+ * every BPF object here declares them
  *
  * Included by bpf/smb_classify.bpf.c and the programs in selftests/vm/progs.
- * libbpf matches this local type by name against "ksmbd_sched_ops" in the
- * kernel's BTF and relocates its members by name
- * (preserve_access_index), so it lists exactly the members of the ABI in
- * include/uapi/linux/ksmbd_sched.h: the ops, then the data.
+ * ksmbd has no uapi header: libbpf matches these local types by name
+ * against "ksmbd_sched_ops", "ksmbd_sched_conn" and "ksmbd_sched_req" in
+ * ksmbd's BTF (of ksmbd.ko, or of vmlinux when ksmbd is built in) and
+ * relocates every member access by name (preserve_access_index, CO-RE), as
+ * the kernel's tools/testing/selftests/bpf/bpf_tcp_helpers.h does for
+ * tcp_congestion_ops.  So a kernel may reorder or grow the contexts; a
+ * member used here must exist there with a compatible type, or the load
+ * fails.  The constants are in ksmbd_sched_abi.h.  See
+ * Documentation/ksmbd-sched.rst, "ABI".
  */
 #ifndef KSMBD_SCHED_OPS_BPF_H
 #define KSMBD_SCHED_OPS_BPF_H
 
 #include <linux/types.h>
 #include <linux/bpf.h>
-#include <linux/ksmbd_sched.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+
+#include "ksmbd_sched_abi.h"
+
+/* What classify_conn() sees of a new connection (read-only). */
+struct ksmbd_sched_conn {
+	__u16 family;		/* AF_INET (also IPv4-mapped) or AF_INET6 */
+	__u16 transport;	/* enum ksmbd_sched_transport */
+	__u16 peer_port;	/* host byte order */
+	__u16 local_port;	/* host byte order */
+	__u8  peer_addr[16];	/* network byte order, IPv4 as ::ffff:a.b.c.d */
+	__u8  local_addr[16];	/* same encoding */
+	__u32 netns_ino;
+} __attribute__((preserve_access_index));
+
+/* What classify_req() sees of a received request (read-only). */
+struct ksmbd_sched_req {
+	__u32 class_word;	/* the connection's, from classify_conn() */
+	__u16 command;		/* SMB2 command, or KSMBD_SCHED_CMD_UNKNOWN */
+	__u16 credit_charge;
+	__u32 flags;		/* enum ksmbd_sched_req_flags */
+	__u32 length;		/* READ/WRITE Length, bytes */
+	__u32 pdu_len;		/* bytes of the whole message */
+	__u64 offset;		/* READ/WRITE Offset, bytes */
+	__u8  peer_addr[16];	/* as ksmbd_sched_conn::peer_addr */
+} __attribute__((preserve_access_index));
 
 struct ksmbd_sched_ops {
 	__u32 (*classify_conn)(const struct ksmbd_sched_conn *c);

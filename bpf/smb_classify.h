@@ -10,6 +10,8 @@
 
 #include <linux/types.h>
 
+#include "ksmbd_sched_abi.h"
+
 /* Name of the LPM trie map in the object, and of its pin. */
 #define SMB_PREFIXES_MAP_NAME	"prefixes"
 
@@ -25,7 +27,7 @@
  * peer is its own client: one peer that floods would otherwise hold the
  * one client of every unclassified peer, and ksmbd stops a client's
  * receivers while its queue is full.  A prefix ::/0 in the map takes
- * its place.  KSMBD_SCHED_CLASS() is of <linux/ksmbd_sched.h>.
+ * its place.  KSMBD_SCHED_CLASS() is of ksmbd_sched_abi.h.
  */
 #define SMB_CLASS_UNMATCHED	KSMBD_SCHED_CLASS(0, 1, 1)
 

@@ -13,10 +13,10 @@ CACHE_DIR=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ksmbd-bpf-sched}
 CP=$CACHE_DIR/src/linux/scripts/checkpatch.pl
 [ -f "$CP" ] || { echo "checkpatch: run 'make kernel-src' first" >&2; exit 1; }
 rc=0
-# Relative paths, so that checkpatch knows include/uapi/ for what it is;
-# its cache file (.checkpatch-camelcase.*) is gitignored.
+# Relative paths, as checkpatch sees them in a patch; its cache file
+# (.checkpatch-camelcase.*) is gitignored.
 cd "$TOP/kernel"
-for f in $(find fs include -type f -name '*.[ch]' | sort); do
+for f in $(find fs -type f -name '*.[ch]' | sort); do
 	ign=CAMELCASE
 	case $f in *_trace.h) ign=$ign,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT ;; esac
 	perl "$CP" --root "$CACHE_DIR/src/linux" --strict --quiet --ignore "$ign" \

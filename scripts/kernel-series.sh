@@ -2,17 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Turn kernel/series (edits in kernel/patches + the new files under
-# kernel/fs and kernel/include that each patch adds) into an upstream-style
-# git series on Debian's linux-source-6.12, and write it with
-# 'git format-patch' to $OUT (default $CACHE_DIR/series).
+# kernel/fs that each patch adds) into an upstream-style git series on
+# Debian's linux-source-6.12, and write it with 'git format-patch' to
+# $OUT (default $CACHE_DIR/series).
 #
-# kernel/fs and kernel/include are the new files as the whole series
-# leaves them.  A patch that changes a file an earlier patch added has
-# that change in kernel/deltas/<its name>; the state of the new files
-# after patch N is kernel/fs with the deltas of the patches after N
-# reverse-applied (and without the files those patches add).  The
-# series' last commit must equal what scripts/kernel.sh applies (kernel/fs
-# copied, kernel/patches applied), or the script fails.
+# kernel/fs holds the new files as the whole series leaves them.  A
+# patch that changes a file an earlier patch added has that change in
+# kernel/deltas/<its name>; the state of the new files after patch N is
+# kernel/fs with the deltas of the patches after N reverse-applied (and
+# without the files those patches add).  The series' last commit must
+# equal what scripts/kernel.sh applies (kernel/fs copied, kernel/patches
+# applied), or the script fails.
 #
 #   scripts/kernel-series.sh check
 #                 only derive every patch's new files from kernel/fs and
@@ -57,7 +57,7 @@ done < "$TOP/kernel/series"
 N=${#PATCHES[@]}
 
 # derive_states DIR: DIR/K (K = 1..N) gets the new files as patch K
-# leaves them: DIR/N is kernel/fs + kernel/include, DIR/K-1 is DIR/K
+# leaves them: DIR/N is kernel/fs, DIR/K-1 is DIR/K
 # with patch K's delta reverse-applied and patch K's new files removed.
 # Then every delta is applied forward again, on DIR/K-1 plus patch K's
 # new files, and must give DIR/K exactly.
@@ -70,7 +70,7 @@ derive_states() {
 		esac
 	done
 	mkdir -p "$dir/$N"
-	cp -a "$TOP/kernel/fs" "$TOP/kernel/include" "$dir/$N/"
+	cp -a "$TOP/kernel/fs" "$dir/$N/"
 	for ((k = N; k > 1; k--)); do
 		rm -rf "$dir/$((k - 1))"
 		cp -a "$dir/$k" "$dir/$((k - 1))"
@@ -154,7 +154,7 @@ for ((n = 1; n <= N; n++)); do
 	p=$TOP/kernel/patches/$patch
 	git -C "$WT" apply --whitespace=nowarn "$p"
 	# Every new file as this patch leaves it (added now or changed now).
-	(cd "$STATES/$n" && find fs include -type f) | while read -r f; do
+	(cd "$STATES/$n" && find fs -type f) | while read -r f; do
 		mkdir -p "$WT/$(dirname "$f")"
 		cmp -s "$STATES/$n/$f" "$WT/$f" || cp "$STATES/$n/$f" "$WT/$f"
 	done
@@ -177,10 +177,10 @@ done
 
 # The series must end where scripts/kernel.sh apply ends (what make
 # kernel, make module and the DKMS package build): base + every new
-# file of kernel/fs and kernel/include + every patch of kernel/patches.
+# file of kernel/fs + every patch of kernel/patches.
 idx=$STATES/index
 GIT_INDEX_FILE=$idx git -C "$WT" read-tree base
-(cd "$TOP/kernel" && find fs include -type f | sort) | while read -r f; do
+(cd "$TOP/kernel" && find fs -type f | sort) | while read -r f; do
 	GIT_INDEX_FILE=$idx git -C "$WT" update-index --add --cacheinfo \
 		"100644,$(git -C "$WT" hash-object -w "$TOP/kernel/$f"),$f"
 done

@@ -64,7 +64,7 @@ do_source() {
 do_apply() {
 	do_source
 	local h
-	h=$(hash_of kernel/fs kernel/include kernel/patches)
+	h=$(hash_of kernel/fs kernel/patches)
 	if [ "$(cat "$SRC/.applied" 2>/dev/null)" = "$h" ]; then
 		return 0
 	fi
@@ -72,7 +72,7 @@ do_apply() {
 	rm -f "$SRC/.applied"
 	git -C "$SRC" reset -q --hard base
 	git -C "$SRC" clean -fdqx -e .ksmbd-bpf-sched-base
-	(cd "$TOP/kernel" && find fs include -type f) | while read -r f; do
+	(cd "$TOP/kernel" && find fs -type f) | while read -r f; do
 		mkdir -p "$SRC/$(dirname "$f")"
 		cp "$TOP/kernel/$f" "$SRC/$f"
 	done
@@ -159,7 +159,7 @@ do_check_patches() {
 }
 
 # kernel/series must name every patch, in the order of kernel/patches,
-# and every new file under kernel/fs and kernel/include exactly once
+# and every new file under kernel/fs exactly once
 # (scripts/kernel-series.sh adds only the files it names).
 check_series() {
 	local listed want
@@ -169,9 +169,9 @@ check_series() {
 		die "kernel/series does not list kernel/patches in order"
 	listed=$(sed -e 's/#.*//' "$TOP/kernel/series" |
 		awk '{ for (i = 2; i <= NF; i++) print $i }' | sort)
-	want=$(cd "$TOP/kernel" && find fs include -type f | sort)
+	want=$(cd "$TOP/kernel" && find fs -type f | sort)
 	[ "$listed" = "$want" ] ||
-		die "kernel/series and the files under kernel/fs, kernel/include differ:
+		die "kernel/series and the files under kernel/fs differ:
 $(diff <(echo "$listed") <(echo "$want") | grep '^[<>]')"
 	log "kernel/series: every patch and new file listed"
 }

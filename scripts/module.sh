@@ -9,8 +9,8 @@
 #                              image packages (+ busybox-static for the VM
 #                              initramfs) and unpack them into the cache
 #   scripts/module.sh source   the module source tree (also the DKMS source):
-#                              fs/smb/server + fs/smb/common + the nls headers
-#                              + the uapi header, ASN.1 parsers generated
+#                              fs/smb/server + fs/smb/common + the nls
+#                              headers, ASN.1 parsers generated
 #   scripts/module.sh build    ksmbd.ko, then check vermagic and BTF
 #   scripts/module.sh vmroot   the guest's /lib/modules/$KVER: Debian's
 #                              modules + our ksmbd.ko in updates/, depmod;
@@ -21,7 +21,7 @@
 #   debian/debs/     the .deb files (apt-get download)
 #   debian/root/     dpkg-deb -x of them (usr/src/linux-headers-*, boot/,
 #                    lib/modules/$KVER, bin/busybox)
-#   module/src/      the module source (Kbuild, Makefile, fs/..., include/...)
+#   module/src/      the module source (Kbuild, Makefile, fs/...)
 #   module/ksmbd.ko  the result
 #   vm/modules/      lib/modules/$KVER for the test VM (modprobe -d)
 #   vm/initramfs.cpio.gz  mounts the 9p root and switch_roots to guest-init
@@ -100,13 +100,12 @@ do_source() {
 		gcc -O2 -I"$SRC/include" -o "$asn1c" "$SRC/scripts/asn1_compiler.c"
 	fi
 	rm -rf "$tmp"
-	mkdir -p "$tmp/fs/smb" "$tmp/fs/nls" "$tmp/include/uapi/linux"
+	mkdir -p "$tmp/fs/smb" "$tmp/fs/nls"
 	cp -a "$SRC/fs/smb/server" "$tmp/fs/smb/"
 	mkdir -p "$tmp/fs/smb/common"
 	cp -a "$SRC"/fs/smb/common/*.h "$tmp/fs/smb/common/"
 	cp -a "$SRC"/fs/nls/nls_ucs2_utils.h "$SRC"/fs/nls/nls_ucs2_data.h \
 		"$tmp/fs/nls/"
-	cp -a "$SRC/include/uapi/linux/ksmbd_sched.h" "$tmp/include/uapi/linux/"
 	# Generated ASN.1 parsers, as *_shipped: without the .asn1 sources
 	# kbuild copies them and needs no asn1_compiler, and "make clean"
 	# (which deletes *.asn1.[ch]; DKMS runs it) keeps them.
@@ -150,8 +149,10 @@ do_build() {
 }
 
 # check_module KO: vermagic equals that of Debian's own ksmbd.ko for
-# $KVER, and the module carries BTF with ksmbd_sched_ops on top of the
-# headers' vmlinux BTF.
+# $KVER, and the module carries BTF on top of the headers' vmlinux BTF
+# with what programs and smb-classify look up by name: the struct_ops
+# type, its two contexts and the enums of fs/smb/server/ksmbd_sched_abi.h
+# (Documentation/ksmbd-sched.rst, "ABI").
 check_module() {
 	local ko=$1 stock want got
 	stock=$(find "$ROOT/lib/modules/$KVER/kernel/fs/smb/server" -name 'ksmbd.ko*' | head -n 1)
@@ -165,8 +166,16 @@ check_module() {
 		local dump
 		dump=$("$bpftool" -B "$HDR/vmlinux" btf dump file "$ko") ||
 			die "bpftool cannot read the module BTF of $ko"
-		grep -q "STRUCT 'ksmbd_sched_ops'" <<<"$dump" ||
-			die "module BTF lacks struct ksmbd_sched_ops"
+		for t in "STRUCT 'ksmbd_sched_ops'" "STRUCT 'ksmbd_sched_conn'" \
+			 "STRUCT 'ksmbd_sched_req'" "ENUM 'ksmbd_sched_limits'" \
+			 "ENUM 'ksmbd_sched_ops_flags'" \
+			 "ENUM 'ksmbd_sched_transport'" \
+			 "ENUM 'ksmbd_sched_req_flags'" \
+			 "ENUM 'ksmbd_sched_command'" \
+			 "ENUM 'ksmbd_sched_class_word'" \
+			 "ENUM 'ksmbd_sched_verdict'"; do
+			grep -q "$t" <<<"$dump" || die "module BTF lacks $t"
+		done
 	fi
 	log "vermagic: $got; BTF: yes"
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <linux/ksmbd_sched.h>
+#include "ksmbd_sched_abi.h"
 
 #include "conf.h"
 

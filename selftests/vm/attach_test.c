@@ -41,7 +41,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <linux/ksmbd_sched.h>
+#include "ksmbd_sched_abi.h"
 
 #include "const_class.skel.h"
 #include "slow_class.skel.h"

@@ -305,6 +305,8 @@ static int attach_or_update(struct ns_ctx *ns, struct bpf_map *ops,
  * @ns:  resolved (live) netns; locked here.
  * @req: what to do; see struct attach_req.
  *
+ * Before anything is locked or written, ksmbd's BTF must agree with the
+ * constants this tool and its program were built with (abi_check()).
  * On error nothing changed: the old program (or none) is attached, with
  * the old maps and pins.
  *
@@ -331,6 +333,8 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 			return err;
 	}
 	err = ksched_read(&st);
+	if (!err)
+		err = abi_check();
 	if (!err)
 		err = ns_lock(ns, true);
 	if (!err)

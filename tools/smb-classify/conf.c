@@ -21,7 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <linux/ksmbd_sched.h>
+#include "ksmbd_sched_abi.h"
 
 #include "conf.h"
 #include "words.h"

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include <linux/ksmbd_sched.h>
+#include "ksmbd_sched_abi.h"
 
 #include "format.h"
 

@@ -6,6 +6,7 @@
 #define SMB_CLASSIFY_MAIN_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -157,6 +158,24 @@ struct ops_info {
 /* ops.c: a struct_ops map as the kernel holds it. */
 struct btf;
 struct btf_type;
+
+/**
+ * struct abi_const - a constant of ksmbd_sched_abi.h, as ksmbd's BTF
+ * names it (abi.c)
+ * @enum_name: the enum's name ("ksmbd_sched_class_word").
+ * @name:      the member's name ("KSMBD_SCHED_CLASS_PER_PEER").
+ * @value:     its value here.
+ */
+struct abi_const {
+	const char *enum_name;
+	const char *name;
+	uint32_t value;
+};
+
+const struct abi_const *abi_table(unsigned int *n);
+int abi_compare(const struct btf *btf, const struct abi_const *c,
+		unsigned int n, char *msg, size_t len);
+int abi_check(void);
 int ops_data(uint32_t map_id, struct ops_info *oi);
 bool ops_uses_map(uint32_t ops_id, uint32_t map_id);
 int ops_member_index(const struct btf *btf, const struct btf_type *t,

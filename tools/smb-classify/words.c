@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <linux/ksmbd_sched.h>
+#include "ksmbd_sched_abi.h"
 
 #include "format.h"
 #include "words.h"

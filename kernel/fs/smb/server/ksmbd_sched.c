@@ -613,8 +613,21 @@ static struct ksmbd_sched_ops __bpf_ops_ksmbd_sched_ops = {
 	.classify_req = ksmbd_sched_classify_req_stub,
 };
 
+/*
+ * The enums of ksmbd_sched_abi.h are how programs and loaders learn the
+ * values of the words and limits (by BTF, as sched_ext's are): keep them
+ * in BTF even where the compiler's debug info would drop an enum that
+ * only lends its values.
+ */
 static int ksmbd_sched_bpf_init(struct btf *btf)
 {
+	BTF_TYPE_EMIT(enum ksmbd_sched_limits);
+	BTF_TYPE_EMIT(enum ksmbd_sched_ops_flags);
+	BTF_TYPE_EMIT(enum ksmbd_sched_transport);
+	BTF_TYPE_EMIT(enum ksmbd_sched_req_flags);
+	BTF_TYPE_EMIT(enum ksmbd_sched_command);
+	BTF_TYPE_EMIT(enum ksmbd_sched_class_word);
+	BTF_TYPE_EMIT(enum ksmbd_sched_verdict);
 	return 0;
 }
 

@@ -4,17 +4,18 @@
  *
  * A program of struct_ops type ksmbd_sched_ops is attached per network
  * namespace through a BPF link.  It classifies each accepted connection
- * (class word, see include/uapi/linux/ksmbd_sched.h) and gives each
- * received request a verdict (queue, splice).  With nothing attached in
- * any namespace a static key keeps ksmbd on its original path.
+ * (class word) and gives each received request a verdict (queue,
+ * splice); the contexts and words are in ksmbd_sched_abi.h.  With
+ * nothing attached in any namespace a static key keeps ksmbd on its
+ * original path.
  */
 #ifndef __KSMBD_SCHED_H__
 #define __KSMBD_SCHED_H__
 
 #include <linux/jump_label.h>
 #include <linux/types.h>
-#include <uapi/linux/ksmbd_sched.h>
 
+#include "ksmbd_sched_abi.h"
 #include "ksmbd_work.h"
 
 struct ksmbd_conn;

@@ -9,7 +9,8 @@
 
 #include <linux/list.h>
 #include <linux/types.h>
-#include <uapi/linux/ksmbd_sched.h>
+
+#include "ksmbd_sched_abi.h"
 
 struct ksmbd_sched_disp;
 struct ksmbd_sched_client;
