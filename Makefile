@@ -137,10 +137,14 @@ kunit: deps
 	scripts/kunit.sh
 
 # On the stock kernel make deps installed every dependency of the tests:
-# a test that skips fails (VM_SKIP_FAILS).
+# a test that skips fails (VM_SKIP_FAILS).  The suite is shared among
+# VM_JOBS boots of the VM that run at the same time (selftests/vm/README.md,
+# run-suite): 2 on a machine of 2 CPUs or more, where one TCG guest leaves
+# part of the host idle.
+VM_JOBS ?= $(if $(filter 1,$(shell nproc)),1,2)
 vmtest: $(VM_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
-	VM_SKIP_FAILS=$(if $(filter stock,$(VM_KERNEL)),1,0) selftests/vm/run-suite
+	VM_JOBS=$(VM_JOBS) VM_SKIP_FAILS=$(if $(filter stock,$(VM_KERNEL)),1,0) selftests/vm/run-suite
 
 test: check vmtest
 
@@ -150,7 +154,7 @@ test: check vmtest
 test-debug: tools
 	KDEBUG=1 scripts/kernel.sh build
 	$(MAKE) -C selftests/vm
-	KDEBUG=1 VM_KERNEL=tiny selftests/vm/run-suite
+	KDEBUG=1 VM_KERNEL=tiny VM_JOBS=1 selftests/vm/run-suite
 
 # Stress runs, each bounded in count and time, on loopback in the VM; too
 # long for make test.  STRESS="79-write-flood ..." picks some.
