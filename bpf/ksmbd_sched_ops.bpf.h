@@ -8,8 +8,8 @@
  * against "ksmbd_sched_ops", "ksmbd_sched_conn" and "ksmbd_sched_req" in
  * ksmbd's BTF (of ksmbd.ko, or of vmlinux when ksmbd is built in) and
  * relocates every member access by name (preserve_access_index, CO-RE), as
- * the kernel's tools/testing/selftests/bpf/bpf_tcp_helpers.h does for
- * tcp_congestion_ops.  So a kernel may reorder or grow the contexts; a
+ * BPF programs declared tcp_sock and tcp_congestion_ops before vmlinux.h.
+ * So a kernel may reorder or grow the contexts; a
  * member used here must exist there with a compatible type, or the load
  * fails.  The constants are in ksmbd_sched_abi.h.  See
  * Documentation/ksmbd-sched.rst, "ABI".

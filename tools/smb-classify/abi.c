@@ -6,8 +6,9 @@
  * enums of ksmbd.ko (of vmlinux when ksmbd is built in), and this tool
  * and its program carry their values in bpf/ksmbd_sched_abi.h.  Before
  * load and replace change anything, abi_check() looks every value they
- * rely on up by name in the kernel's BTF and refuses a kernel whose
- * value differs or that lacks it.  The contexts need no check here:
+ * rely on up by name in the kernel's BTF and refuses a kernel that lacks
+ * one or whose value would make them wrong (abi_consts[]: equal, a bound
+ * at least as large, a mask with every bit).  The contexts need no check here:
  * libbpf relocates the program's accesses by name (CO-RE) and fails the
  * load if a member is missing.
  */
@@ -20,40 +21,41 @@
 #include "ksmbd_sched_abi.h"
 #include "main.h"
 
-#define ABI_CONST(e, m)	{ #e, #m, m }
+#define ABI_CONST(e, m, r)	{ #e, #m, m, ABI_##r }
 
-/* Every constant of ksmbd_sched_abi.h: the program or the tool uses it. */
+/*
+ * The constants that this tool and its program rely on, each with what
+ * the kernel's value must be for them to be right:
+ *   EQ   the same value: an encoding the program or the tool writes or
+ *        decodes (a field's position, a bit, a queue number, and the
+ *        size of ksmbd_sched_ops::name, which libbpf matches exactly);
+ *   MAX  the same or larger: a bound this tool checks its input
+ *        against, so a kernel that raises it takes all that it takes;
+ *   MASK a superset of the bits: a kernel that defines new bits still
+ *        takes every bit the program sets.
+ * A kernel may add enum members, raise a bound and define new bits
+ * without breaking this tool.  The other constants of
+ * ksmbd_sched_abi.h are for programs that use them; this tool and its
+ * program do not.
+ */
 static const struct abi_const abi_consts[] = {
-	ABI_CONST(ksmbd_sched_limits, KSMBD_SCHED_NAME_LEN),
-	ABI_CONST(ksmbd_sched_limits, KSMBD_SCHED_MAX_INFLIGHT_LIMIT),
-	ABI_CONST(ksmbd_sched_limits, KSMBD_SCHED_TIMEOUT_MS_MIN),
-	ABI_CONST(ksmbd_sched_limits, KSMBD_SCHED_TIMEOUT_MS_LIMIT),
-	ABI_CONST(ksmbd_sched_ops_flags, KSMBD_SCHED_OPS_FLAGS_MASK),
-	ABI_CONST(ksmbd_sched_transport, KSMBD_SCHED_TRANSPORT_TCP),
-	ABI_CONST(ksmbd_sched_transport, KSMBD_SCHED_TRANSPORT_RDMA),
-	ABI_CONST(ksmbd_sched_req_flags, KSMBD_SCHED_REQ_COMPOUND),
-	ABI_CONST(ksmbd_sched_req_flags, KSMBD_SCHED_REQ_SIGNED),
-	ABI_CONST(ksmbd_sched_req_flags, KSMBD_SCHED_REQ_ENCRYPTED),
-	ABI_CONST(ksmbd_sched_req_flags, KSMBD_SCHED_REQ_ASYNC),
-	ABI_CONST(ksmbd_sched_req_flags, KSMBD_SCHED_REQ_RDMA_CHANNEL),
-	ABI_CONST(ksmbd_sched_req_flags, KSMBD_SCHED_REQ_COMPRESSED),
-	ABI_CONST(ksmbd_sched_req_flags, KSMBD_SCHED_REQ_SMB1),
-	ABI_CONST(ksmbd_sched_command, KSMBD_SCHED_CMD_UNKNOWN),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_ID_MASK),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_WEIGHT_SHIFT),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_WEIGHT_MASK),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_SHIFT),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_MASK),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_MAX),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_DEFAULT),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PER_PEER),
-	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_VALID_MASK),
-	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_VERDICT_QUEUE_MASK),
-	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_QUEUE_PERCPU),
-	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_QUEUE_UNBOUND),
-	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_QUEUE_MAX),
-	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_VERDICT_SPLICE),
-	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_VERDICT_VALID_MASK),
+	ABI_CONST(ksmbd_sched_limits, KSMBD_SCHED_NAME_LEN, EQ),
+	ABI_CONST(ksmbd_sched_limits, KSMBD_SCHED_MAX_INFLIGHT_LIMIT, MAX),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_ID_MASK, EQ),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_WEIGHT_SHIFT, EQ),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_WEIGHT_MASK, EQ),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_SHIFT, EQ),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_MASK, EQ),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_MAX, MAX),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PEER6_DEFAULT, EQ),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_PER_PEER, EQ),
+	ABI_CONST(ksmbd_sched_class_word, KSMBD_SCHED_CLASS_VALID_MASK, MASK),
+	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_VERDICT_QUEUE_MASK, EQ),
+	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_QUEUE_PERCPU, EQ),
+	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_QUEUE_UNBOUND, EQ),
+	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_QUEUE_MAX, MAX),
+	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_VERDICT_SPLICE, EQ),
+	ABI_CONST(ksmbd_sched_verdict, KSMBD_SCHED_VERDICT_VALID_MASK, MASK),
 };
 
 const struct abi_const *abi_table(unsigned int *n)
@@ -98,6 +100,19 @@ static int abi_lookup(const struct btf *btf, const char *enum_name,
 	return -ENOENT;
 }
 
+/* Does the kernel's value @k satisfy @c (its rule)? */
+static bool abi_ok(const struct abi_const *c, __u64 k)
+{
+	switch (c->rule) {
+	case ABI_MAX:
+		return k >= c->value;
+	case ABI_MASK:
+		return (k & c->value) == c->value;
+	default:
+		return k == c->value;
+	}
+}
+
 /**
  * abi_compare() - compare @n constants with the enums of @btf
  * @btf:  ksmbd's BTF (module BTF split on vmlinux, or vmlinux).
@@ -106,9 +121,10 @@ static int abi_lookup(const struct btf *btf, const char *enum_name,
  * @msg:  output: on mismatch, the first one and how many more, one line.
  * @len:  size of @msg.
  *
- * Return: 0 when every constant is in @btf with its value; -ENOENT when
- * one is missing (an enum or a member), -EINVAL when a value differs
- * (the first difference found is reported either way).
+ * Return: 0 when every constant is in @btf with a value its rule takes
+ * (struct abi_const); -ENOENT when one is missing (an enum or a member),
+ * -EINVAL when a value is not taken (the first one found is reported
+ * either way).
  */
 int abi_compare(const struct btf *btf, const struct abi_const *c,
 		unsigned int n, char *msg, size_t len)
@@ -120,13 +136,22 @@ int abi_compare(const struct btf *btf, const struct abi_const *c,
 	for (i = 0; i < n; i++) {
 		int e = abi_lookup(btf, c[i].enum_name, c[i].name, &v);
 
-		if (!e && v == c[i].value)
+		if (!e && abi_ok(&c[i], v))
 			continue;
 		if (!bad++) {
 			err = e ?: -EINVAL;
 			if (e)
 				snprintf(msg, len, "%s of enum %s is not in its BTF",
 					 c[i].name, c[i].enum_name);
+			else if (c[i].rule == ABI_MAX)
+				snprintf(msg, len, "%s of enum %s is %llu there, below %u here",
+					 c[i].name, c[i].enum_name,
+					 (unsigned long long)v, c[i].value);
+			else if (c[i].rule == ABI_MASK)
+				snprintf(msg, len, "%s of enum %s is 0x%llx there, without bits 0x%x of 0x%x here",
+					 c[i].name, c[i].enum_name,
+					 (unsigned long long)v,
+					 c[i].value & ~(__u32)v, c[i].value);
 			else
 				snprintf(msg, len, "%s of enum %s is %llu there, %u here",
 					 c[i].name, c[i].enum_name,
@@ -164,6 +189,13 @@ int abi_check(void)
 	mod = btf__load_module_btf("ksmbd", vmlinux);
 	if (!mod && errno != ENOENT) {
 		err = p_errno(-errno, "cannot read ksmbd's BTF (/sys/kernel/btf/ksmbd)");
+		goto out;
+	}
+	/* No module BTF: ksmbd is built in, or not loaded, or has no BTF. */
+	if (!mod && btf__find_by_name_kind(vmlinux, "ksmbd_sched_ops",
+					   BTF_KIND_STRUCT) < 0) {
+		err = p_errno(-ENOENT,
+			      "ksmbd's BTF has no ksmbd_sched_ops: load ksmbd (with this hook, and module BTF: CONFIG_DEBUG_INFO_BTF_MODULES)");
 		goto out;
 	}
 	c = abi_table(&n);

@@ -165,11 +165,14 @@ struct btf_type;
  * @enum_name: the enum's name ("ksmbd_sched_class_word").
  * @name:      the member's name ("KSMBD_SCHED_CLASS_PER_PEER").
  * @value:     its value here.
+ * @rule:      what the kernel's value must be: ABI_EQ equal, ABI_MAX at
+ *             least @value, ABI_MASK every bit of @value set (abi.c).
  */
 struct abi_const {
 	const char *enum_name;
 	const char *name;
 	uint32_t value;
+	enum abi_rule { ABI_EQ, ABI_MAX, ABI_MASK } rule;
 };
 
 const struct abi_const *abi_table(unsigned int *n);
