@@ -162,6 +162,7 @@ check_module() {
 	[ "$want" = "$got" ] || die "vermagic '$got' is not Debian's '$want'"
 	objdump -h "$ko" | grep -q ' \.BTF ' || die "$ko has no .BTF section"
 	local bpftool=${BPFTOOL:-$CACHE_DIR/bpftool/bpftool}
+	[ -x "$bpftool" ] || die "no bpftool at $bpftool to read the module BTF ('make libbpf' builds it)"
 	if [ -x "$bpftool" ]; then
 		local dump
 		dump=$("$bpftool" -B "$HDR/vmlinux" btf dump file "$ko") ||
