@@ -163,21 +163,19 @@ check_module() {
 	objdump -h "$ko" | grep -q ' \.BTF ' || die "$ko has no .BTF section"
 	local bpftool=${BPFTOOL:-$CACHE_DIR/bpftool/bpftool}
 	[ -x "$bpftool" ] || die "no bpftool at $bpftool to read the module BTF ('make libbpf' builds it)"
-	if [ -x "$bpftool" ]; then
-		local dump
-		dump=$("$bpftool" -B "$HDR/vmlinux" btf dump file "$ko") ||
-			die "bpftool cannot read the module BTF of $ko"
-		for t in "STRUCT 'ksmbd_sched_ops'" "STRUCT 'ksmbd_sched_conn'" \
-			 "STRUCT 'ksmbd_sched_req'" "ENUM 'ksmbd_sched_limits'" \
-			 "ENUM 'ksmbd_sched_ops_flags'" \
-			 "ENUM 'ksmbd_sched_transport'" \
-			 "ENUM 'ksmbd_sched_req_flags'" \
-			 "ENUM 'ksmbd_sched_command'" \
-			 "ENUM 'ksmbd_sched_class_word'" \
-			 "ENUM 'ksmbd_sched_verdict'"; do
-			grep -q "$t" <<<"$dump" || die "module BTF lacks $t"
-		done
-	fi
+	local dump
+	dump=$("$bpftool" -B "$HDR/vmlinux" btf dump file "$ko") ||
+		die "bpftool cannot read the module BTF of $ko"
+	for t in "STRUCT 'ksmbd_sched_ops'" "STRUCT 'ksmbd_sched_conn'" \
+		 "STRUCT 'ksmbd_sched_req'" "ENUM 'ksmbd_sched_limits'" \
+		 "ENUM 'ksmbd_sched_ops_flags'" \
+		 "ENUM 'ksmbd_sched_transport'" \
+		 "ENUM 'ksmbd_sched_req_flags'" \
+		 "ENUM 'ksmbd_sched_command'" \
+		 "ENUM 'ksmbd_sched_class_word'" \
+		 "ENUM 'ksmbd_sched_verdict'"; do
+		grep -q "$t" <<<"$dump" || die "module BTF lacks $t"
+	done
 	log "vermagic: $got; BTF: yes"
 }
 
