@@ -31,8 +31,9 @@ struct socket;
  * @classify_conn: Called once per accepted connection, in process context
  *	(the listener thread), after the peer address is known and before
  *	the connection reads its first request.  Returns the class word:
- *	class id in bits 0-15, weight in bits 16-23 (0 means 1),
- *	KSMBD_SCHED_CLASS_PER_PEER in bit 31.  Reserved bits 24-30 are
+ *	class id in bits 0-15, weight in bits 16-23 (0 means 1), the
+ *	IPv6 key length of a PER_PEER class in bits 24-29,
+ *	KSMBD_SCHED_CLASS_PER_PEER in bit 31.  Reserved bit 30 is
  *	cleared and counted.  A connection accepted before the program
  *	was attached (load or replace) is classified by it at its next
  *	request, from the same context (the receiver thread, under RCU).
