@@ -17,7 +17,9 @@
 #                      the first run builds a UML kernel, minutes)
 #   make test          check + the VM suite (real ksmbd, real SMB clients) on
 #                      Debian's kernel with our ksmbd.ko (VM_KERNEL=tiny or
-#                      KDEBUG=1: the in-tree kernel, ksmbd built in)
+#                      KDEBUG=1: the in-tree kernel, ksmbd built in); the
+#                      KUnit suite runs at nice 19 beside the VM suite
+#   make check-host    check without the KUnit suite
 #   make test-debug    the VM suite on the KASAN/lockdep kernel (KDEBUG=1)
 #   make demo          boot the VM and show classification of real clients
 #   make bench         A/B benchmarks in one VM boot each (ratios)
@@ -73,7 +75,7 @@ DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
 	python3-prometheus-client systemd dkms libfuse3-dev fuse3 git \
 	debhelper dh-dkms lintian
 
-.PHONY: all deps kernel kernel-src module deb vm-stock libbpf tools bpf check \
+.PHONY: all deps kernel kernel-src module deb vm-stock libbpf tools bpf check check-host \
 	test vmtest demo bench help clean install checkpatch kernel-series \
 	test-debug stress kunit
 
@@ -125,13 +127,16 @@ bpf: tools
 # empty this to check the whole tree.
 CHECK_WORDS_EXCLUDE ?=
 
-check: tools
+check: check-host
+	scripts/kunit.sh
+
+# check without the KUnit suite (make test runs that beside the VM suite).
+check-host: tools
 	CHECK_WORDS_EXCLUDE='$(CHECK_WORDS_EXCLUDE)' scripts/check-words.sh
 	$(MAKE) -C selftests/unit run
 	$(MAKE) -C tools/smb-classify verify-unit
 	scripts/kernel.sh check-patches
 	scripts/kernel-series.sh check
-	scripts/kunit.sh
 
 kunit: deps
 	scripts/kunit.sh
@@ -146,7 +151,23 @@ vmtest: $(VM_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
 	VM_JOBS=$(VM_JOBS) VM_SKIP_FAILS=$(if $(filter stock,$(VM_KERNEL)),1,0) selftests/vm/run-suite
 
-test: check vmtest
+# make test: check-host, then the KUnit suite at nice 19 beside the VM
+# suite.  From an empty cache the KUnit suite is mostly the build of its
+# UML kernel (about 4 minutes on 2 cores); beside the VM suite it uses
+# the CPU the guests leave idle while their tests wait.  Its output is
+# printed after the VM suite's, from $(CACHE_DIR)/kunit-test.log; make
+# test fails if either fails.  The tree is patched (kernel-src) first:
+# the two must not patch it at the same time.
+test: check-host kernel-src
+	@log='$(CACHE_DIR)/kunit-test.log'; \
+	nice -n 19 scripts/kunit.sh >"$$log" 2>&1 & kpid=$$!; \
+	rc=0; $(MAKE) vmtest || rc=$$?; \
+	krc=0; wait $$kpid || krc=$$?; \
+	echo "== KUnit (scripts/kunit.sh), run beside the VM suite: exit $$krc"; \
+	if [ $$krc = 0 ]; then grep -E '^\[[0-9:]+\] (Testing complete|Elapsed time)' "$$log"; \
+	else tail -n 60 "$$log"; fi; \
+	echo "== make test: VM suite exit $$rc, KUnit exit $$krc"; \
+	[ $$rc = 0 ] && [ $$krc = 0 ]
 
 # The whole VM suite on the debug kernel (kernel/config/debug.config:
 # KASAN, lockdep, list and object debugging, hung tasks, fault injection),
