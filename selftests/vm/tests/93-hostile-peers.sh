@@ -13,12 +13,14 @@
 #         dispatched 0 and every one of its requests was counted as
 #         control, and requests of theirs waited for their own client's
 #         bound (unauth_waits grows); the dispatcher was never bypassed;
-#   (b) one raw peer (127.0.0.3, hostile.py neg-flood) opens connection
+#   (b) one raw peer (127.0.0.6, hostile.py neg-flood) opens connection
 #       after connection with NEGOTIATE and a failing SESSION_SETUP while
-#       another address (127.0.0.5) mounts and reads a file: its mount
-#       and read take at most 3 times what they take alone in this boot
-#       (both measured here, one after the other) and the data is
-#       byte-exact.
+#       another address (127.0.0.5) mounts and reads 8 MiB, byte-exact.
+#       The medians of three such mounts and reads, in this boot: with
+#       the classifier attached, beside the flood, they take at most
+#       twice what they take alone, and at most 1.25 times what they
+#       take beside the same flood with nothing attached (a tolerance
+#       for the noise of three samples).
 # The peers' own processes run at nice 19: they stand for other machines,
 # and their Python would otherwise take this guest's CPU from the
 # victim's client (with two vCPUs run by one host thread, VM_TCG_THREAD
@@ -49,7 +51,7 @@ trap cleanup EXIT
 
 head -c 8M /dev/urandom >"$SMB_SHARE_DIR/data.bin"
 want_sha=$(sched_sha "$SMB_SHARE_DIR/data.bin")
-for a in 127.0.0.3 127.0.0.4 127.0.0.5; do
+for a in 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6; do
 	sched_route_src "$a"
 done
 
@@ -117,18 +119,41 @@ mount_read() {
 		echo "data differs" >&2; return 1; }
 	echo $(( (t1 - t0) / 1000000 ))
 }
-quiet_ms=$(mount_read)
+# median3: the median of three mount_read times.
+median3() {
+	local a b c
+	a=$(mount_read) && b=$(mount_read) && c=$(mount_read) || return 1
+	printf '%s\n' "$a" "$b" "$c" | sort -n | sed -n 2p
+}
+# flood_conns: sockets from the flooding address (TIME-WAIT included).
+flood_conns() { ss -Htan src 127.0.0.6 | wc -l; }
+flood_beyond() { (( $(flood_conns) > $1 )); }
+# beside_flood: median3 while 127.0.0.6 floods (under way first).
+beside_flood() {
+	local n0 ms rc=0
+	n0=$(flood_conns)
+	nice -n 19 python3 "$HOSTILE" neg-flood --src 127.0.0.6 --seconds 120 \
+		>"$sched_tmp/flood.json" &
+	HPIDS+=($!)
+	vm_poll 10 flood_beyond $((n0 + 20)) || echo "the flood was slow to start" >&2
+	ms=$(median3) || rc=1
+	kill "${HPIDS[@]}" 2>/dev/null || true
+	wait "${HPIDS[@]}" 2>/dev/null || true
+	HPIDS=()
+	echo "$ms"
+	return "$rc"
+}
+quiet_ms=$(median3)
 c0=$(fair_class_field 0 bypassed)
-nice -n 19 python3 "$HOSTILE" neg-flood --src 127.0.0.3 --seconds 30 \
-	>"$sched_tmp/flood.json" &
-HPIDS+=($!)
-vm_poll 10 class0_beyond $((c0 + 50)) || echo "the flood was slow to start"
-flood_ms=$(mount_read)
-kill "${HPIDS[@]}" 2>/dev/null || true
-wait "${HPIDS[@]}" 2>/dev/null || true
-HPIDS=()
-echo "mount + 8 MiB read from 127.0.0.5: alone $quiet_ms ms, beside a NEGOTIATE flood $flood_ms ms"
-vm_check "mount and read beside the flood: byte-exact, <= 3x alone ($flood_ms ms vs $quiet_ms ms)" \
-	test "$flood_ms" -le $((quiet_ms * 3 + 500))
+flood_ms=$(beside_flood)
+vm_check "the flood's peer is class 0 and counted" class0_beyond "$c0"
 vm_check "never bypassed" test "$(sched_proc bypass)" = 0
+smb-classify unload >/dev/null
+bare_ms=$(beside_flood)
+echo "mount + 8 MiB read from 127.0.0.5, medians of 3: alone $quiet_ms ms," \
+	"beside a NEGOTIATE flood $flood_ms ms, the same with nothing attached $bare_ms ms"
+vm_check "mount and read beside the flood: byte-exact, <= 2x alone ($flood_ms ms vs $quiet_ms ms)" \
+	test "$flood_ms" -le $((quiet_ms * 2))
+vm_check "... and <= 1.25x what nothing attached gives ($flood_ms ms vs $bare_ms ms)" \
+	test $((flood_ms * 4)) -le $((bare_ms * 5))
 vm_finish
