@@ -38,8 +38,16 @@ rsync -rlc --delete --exclude=/.git --exclude=/.applied \
 	--exclude=/.ksmbd-bpf-sched-base \
 	"$CACHE_DIR/src/linux/" "$KUNIT_DIR/src/"
 
+# Parts of UML's default configuration that the suite does not use, off
+# to keep the first build short (from an empty cache on 2 cores: 177 s
+# instead of 244 s).  The tree's .kunitconfig stays the upstream one.
+trim=()
+for opt in IPV6 HID WIRELESS ETHTOOL_NETLINK INET_DIAG NETDEVICES; do
+	trim+=(--kconfig_add "CONFIG_$opt=n")
+done
+
 cd "$KUNIT_DIR/src"
 # shellcheck disable=SC2086
 exec python3 tools/testing/kunit/kunit.py run --arch=um \
-	--kunitconfig=fs/smb/server --build_dir="$KUNIT_DIR/build" \
+	--kunitconfig=fs/smb/server "${trim[@]}" --build_dir="$KUNIT_DIR/build" \
 	--jobs="$JOBS" --timeout=300 ${KUNIT_ARGS:-} "$@"
