@@ -123,8 +123,7 @@ tools: libbpf
 
 bpf: tools
 
-# Paths check-words.sh skips until they are cleaned (being edited now):
-# empty this to check the whole tree.
+# Paths check-words.sh skips (extended regex); empty: the whole tree.
 CHECK_WORDS_EXCLUDE ?=
 
 check: check-host

@@ -23,9 +23,12 @@ patterns=(
 	'\bagen[t]s?\b'			# who did the work
 	'\bhelpe[r]s?'"'"'?s? (agen[t]s?|sessio[n])'	# ditto
 	'\bsessio[n]s?'"'"'s (helpe[r]|agen[t])'	# ditto
+	'\bhelpe[r]'"'"'s (test )?VM\b'		# ditto
+	'\bthe brie[f]\b|being edite[d] now'	# the work's own plan and state
 	'\bseeds?/|\bseed [0-9]{3}\b|\bseed'"'"'s\b'	# the project's briefing notes
 	'\bissues? [0-9]+'			# tracker numbering
 	'\bpoints? [0-9]+(-[0-9]+)? of (the )?issue'	# ditto
+	'\b(of|in) the issu[e]\b|\bpoint [0-9]+'"'"'s\b|^\W*point [0-9]+\b'	# ditto
 	'\b(dispatch(er)?|read) v[0-9]\b'		# history labels for rewrites
 	'\bstop [0-9]+\b'			# work-log milestones
 	'\b(loader|tools|cost)[0-9]+\b'		# branch names of the work log

@@ -22,7 +22,7 @@ smb-classify load
 sched_trace_start
 conns0=$(sched_proc conns_classified)
 
-# ---- The map of the brief: longest prefix wins ----------------------------
+# ---- The reference map: longest prefix wins -------------------------------
 smb-classify prefix add 127.0.0.2/32 1
 smb-classify prefix add 127.0.0.0/8 2 weight 3
 smb-classify prefix add ::1/128 3
