@@ -6,7 +6,10 @@
  * Attach model (see Documentation/ksmbd-sched.rst):
  *  - A ksmbd_sched_ops map is attached through a BPF struct_ops link.  reg()
  *    runs in the attaching task, so the link binds to current's network
- *    namespace.  One attachment per namespace; a second one is -EBUSY.
+ *    namespace; the task needs CAP_NET_ADMIN over that namespace (its
+ *    owning user namespace), as for the namespace's other BPF hooks
+ *    (netns BPF links, tc, XDP), beside the BPF core's own checks.  One
+ *    attachment per namespace; a second one is -EBUSY.
  *  - A link update replaces the ops of that attachment with one pointer
  *    store: every caller sees either the old or the new program.
  *  - unreg() (last link reference, or BPF_LINK_DETACH) may run without the
@@ -32,6 +35,7 @@
 #include <linux/bpf_verifier.h>
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
+#include <linux/capability.h>
 #include <linux/ctype.h>
 #include <linux/init.h>
 #include <linux/list.h>
@@ -761,6 +765,9 @@ static int ksmbd_sched_reg(void *kdata, struct bpf_link *link)
 	/* A struct_ops map updated without a link has no owner to track. */
 	if (!link)
 		return -EOPNOTSUPP;
+	/* It steers the namespace's SMB traffic: administering its network. */
+	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
@@ -823,6 +830,8 @@ static int ksmbd_sched_update(void *kdata, void *old_kdata,
 		err = -ENOENT;
 	} else if (!a->net) {
 		err = -ENOLINK;	/* its namespace has exited */
+	} else if (!ns_capable(a->net->user_ns, CAP_NET_ADMIN)) {
+		err = -EPERM;
 	} else if (rcu_access_pointer(a->ops) != old_kdata) {
 		err = -EINVAL;
 	} else {

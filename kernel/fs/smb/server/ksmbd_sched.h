@@ -177,7 +177,9 @@ static inline void ksmbd_sched_wait(void)
  *
  * A sender that holds one tries without blocking first, and calls
  * ksmbd_sched_wait() before it blocks on the peer.
- * Context: process.  Return: true if it does.
+ * Context: process.
+ *
+ * Return: true if it does.
  */
 static inline bool ksmbd_sched_holds_slot(void)
 {

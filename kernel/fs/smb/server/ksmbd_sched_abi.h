@@ -8,7 +8,7 @@
  * preserve_access_index) and the values of the constants in the BTF
  * enums below, by name; ksmbd_sched_bpf_init() keeps the enums in BTF.
  * A kernel may move or add context members; it keeps the names and the
- * meaning of those it has.  See Documentation/ksmbd-sched.rst, "ABI".
+ * meaning of those it has.
  */
 #ifndef __KSMBD_SCHED_ABI_H__
 #define __KSMBD_SCHED_ABI_H__

@@ -66,7 +66,7 @@ TRACE_DEFINE_ENUM(KSMBD_SCHED_QUEUE_UNBOUND);
 		{ KSMBD_SCHED_REQ_COMPRESSED, "COMPRESSED" },	\
 		{ KSMBD_SCHED_REQ_SMB1, "SMB1" })
 
-/**
+/*
  * ksmbd_sched_conn - a connection was classified at accept
  *
  * Fires for every accepted connection while a program is attached in any
@@ -101,7 +101,7 @@ TRACE_EVENT(ksmbd_sched_conn,
 		  __get_str(prog)[0] ? __get_str(prog) : "-")
 );
 
-/**
+/*
  * ksmbd_sched_req - a request received a verdict from the program
  */
 TRACE_EVENT(ksmbd_sched_req,
@@ -139,7 +139,7 @@ TRACE_EVENT(ksmbd_sched_req,
 		  !!(__entry->verdict & KSMBD_SCHED_VERDICT_SPLICE))
 );
 
-/**
+/*
  * ksmbd_sched_dispatch - the dispatcher handed a request to a workqueue
  *
  * @client is the class id, and the peer when the class is PER_PEER
@@ -195,7 +195,7 @@ TRACE_EVENT(ksmbd_sched_dispatch,
 		  __entry->wait_ns, __entry->cost, __entry->dropped)
 );
 
-/**
+/*
  * ksmbd_sched_bypass - the watchdog handed a dispatcher to the flat path
  *
  * @reason is "watchdog"; @wait_ns how long the oldest waiting request
@@ -221,7 +221,7 @@ TRACE_EVENT(ksmbd_sched_bypass,
 		  __entry->netns_ino, __get_str(reason), __entry->wait_ns)
 );
 
-/**
+/*
  * ksmbd_read_payload - how the data of a READ reply goes out
  *
  * The oracle of the splice path: @path is splice, or the reason the reply
