@@ -152,8 +152,9 @@ vmtest: $(VM_KERNEL_DEP) tools
 
 # make test: check-host, then the KUnit suite at nice 19 beside the VM
 # suite.  From an empty cache the KUnit suite is mostly the build of its
-# UML kernel (about 4 minutes on 2 cores); beside the VM suite it uses
-# the CPU the guests leave idle while their tests wait.  Its output is
+# UML kernel (about 3 minutes on 2 cores alone); at nice 19 it takes
+# little from the guests, and from an empty cache it ended 1-2 minutes
+# after the VM suite.  Its output is
 # printed after the VM suite's, from $(CACHE_DIR)/kunit-test.log; make
 # test fails if either fails.  The tree is patched (kernel-src) first:
 # the two must not patch it at the same time.
