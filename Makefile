@@ -136,6 +136,7 @@ check-host: tools
 	$(MAKE) -C tools/smb-classify verify-unit
 	scripts/kernel.sh check-patches
 	scripts/kernel-series.sh check
+	scripts/abi-compare.sh
 
 kunit: deps
 	scripts/kunit.sh
@@ -195,6 +196,7 @@ bench: module tools
 	VM_KERNEL=stock selftests/bench/run
 	VM_KERNEL=stock selftests/bench/cost-clients.sh
 	VM_KERNEL=stock selftests/bench/read-splice.sh
+	VM_KERNEL=stock selftests/bench/hostile.sh
 
 checkpatch: kernel-src
 	scripts/checkpatch.sh

@@ -9,7 +9,8 @@
  * read by CO-RE (ksmbd_sched_ops.bpf.h).  This file is the one copy of
  * the values in user space.  smb-classify compares every member listed in
  * tools/smb-classify/abi.c with the running kernel's BTF before it loads
- * anything, and refuses a kernel that disagrees.
+ * anything, and refuses a kernel that disagrees; make check compares
+ * every enumerator here with the kernel's header (scripts/abi-compare.sh).
  *
  * See Documentation/ksmbd-sched.rst, "ABI".
  */
@@ -31,10 +32,9 @@ enum ksmbd_sched_ops_flags {
 	KSMBD_SCHED_OPS_FLAGS_MASK	= 0,
 };
 
-/* ksmbd_sched_conn::transport */
+/* ksmbd_sched_conn::transport; SMB Direct connections are not classified */
 enum ksmbd_sched_transport {
 	KSMBD_SCHED_TRANSPORT_TCP	= 0,
-	KSMBD_SCHED_TRANSPORT_RDMA	= 1,
 };
 
 /* Bits of ksmbd_sched_req::flags (MS-SMB2 sections in the kernel-doc). */

@@ -162,3 +162,90 @@ slowfs_held_at_least() {
 	(( ${v:-0} >= $1 ))
 }
 slowfs_none_held() { [[ $(slowfs_stat_file held) == 0 ]]; }
+
+# ---- loads of the server-cost runs (stress/94, the hostile bench) ------
+
+# slowfs_copies_start MNT N STOP: N loops of copy_file_range(2) on the
+# cifs mount MNT of the slow share, srcI.bin (1 MiB, written here into
+# the backing directory) to copyI.bin, until the file STOP exists; the
+# cifs client sends each copy as FSCTL_SRV_COPYCHUNK_WRITE (MS-SMB2
+# 2.2.31.1).  A source file per loop: the cifs client locks both inodes
+# of a copy, so loops sharing a source would run one at a time.  Pid in
+# SLOWFS_COPY_PID; slowfs_copies_stop ends them.
+slowfs_copies_start() {
+	local mnt=$1 n=$2 i
+	SLOWFS_COPY_STOP=$3
+	rm -f "$SLOWFS_COPY_STOP"
+	for (( i = 0; i < n; i++ )); do
+		[[ -s $SLOWFS_BACKING/src$i.bin ]] ||
+			head -c 1M /dev/urandom >"$SLOWFS_BACKING/src$i.bin"
+	done
+	python3 - "$mnt" "$n" "$SLOWFS_COPY_STOP" <<'PY' &
+import os, sys
+mnt, n, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+for i in range(n):
+    if os.fork() == 0:
+        src = os.open(f"{mnt}/src{i}.bin", os.O_RDONLY)
+        dst = os.open(f"{mnt}/copy{i}.bin", os.O_WRONLY | os.O_CREAT, 0o644)
+        size = os.fstat(src).st_size
+        while not os.path.exists(stop):
+            off = 0
+            while off < size:
+                got = os.copy_file_range(src, dst, size - off, off, off)
+                if got <= 0:
+                    sys.exit(f"copy_file_range returned {got}")
+                off += got
+        os._exit(0)
+ok = True
+for i in range(n):
+    ok &= os.wait()[1] == 0
+sys.exit(0 if ok else 1)
+PY
+	SLOWFS_COPY_PID=$!
+}
+SLOWFS_COPY_PID=''
+
+# slowfs_copies_stop: the loops finish the copy they are in and exit;
+# fails when one of them failed.  Safe when none runs.
+slowfs_copies_stop() {
+	local rc=0
+	[[ -n $SLOWFS_COPY_PID ]] || return 0
+	: >"$SLOWFS_COPY_STOP"
+	wait "$SLOWFS_COPY_PID" || rc=$?
+	SLOWFS_COPY_PID=''
+	rm -f "$SLOWFS_COPY_STOP"
+	return "$rc"
+}
+
+# slowfs_copies_exact N: copyI.bin equals srcI.bin for every loop.
+slowfs_copies_exact() {
+	local i
+	for (( i = 0; i < $1; i++ )); do
+		cmp -s "$SLOWFS_BACKING/src$i.bin" "$SLOWFS_BACKING/copy$i.bin" || return 1
+	done
+}
+
+# slowfs_syncwrites_start MNT OUT: 8 fio jobs on the cifs mount MNT,
+# each writing 4 KiB at random in its own 1 MiB file with an fsync after
+# every write (WRITE + FLUSH), for at most 600 s; fio's report in OUT.
+# The files are laid out here first: through the share fio would write
+# them 4 KiB at a time, at the model's service time.  Pid in
+# SLOWFS_WRITE_PID; slowfs_syncwrites_stop ends them.
+slowfs_syncwrites_start() {
+	local i
+	for i in 0 1 2 3 4 5 6 7; do
+		[[ -s $SLOWFS_BACKING/sync.$i.0 ]] ||
+			head -c 1M /dev/zero >"$SLOWFS_BACKING/sync.$i.0"
+	done
+	fio --name=sync --thread --directory="$1" --size=1m --rw=randwrite \
+		--bs=4k --fsync=1 --numjobs=8 --time_based --runtime=600 \
+		--output="$2" >/dev/null 2>&1 &
+	SLOWFS_WRITE_PID=$!
+}
+SLOWFS_WRITE_PID=''
+slowfs_syncwrites_stop() {
+	[[ -n $SLOWFS_WRITE_PID ]] || return 0
+	kill "$SLOWFS_WRITE_PID" 2>/dev/null || true
+	wait "$SLOWFS_WRITE_PID" 2>/dev/null || true
+	SLOWFS_WRITE_PID=''
+}

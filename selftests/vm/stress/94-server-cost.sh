@@ -10,7 +10,9 @@
 #   (a) server-side copies: a host (127.0.0.2, class 1) runs 24
 #       copy_file_range(2) loops on its cifs mount, 1 MiB each, which the
 #       cifs client sends as FSCTL_SRV_COPYCHUNK_WRITE (MS-SMB2 2.2.31.1):
-#       an IOCTL with no Length, up-front cost 4 KiB, that moves 1 MiB;
+#       an IOCTL with no Length, which reads 1 MiB and writes it (charged
+#       2 MiB when it completes, and up front its client's learnt
+#       average once it has one);
 #   (b) small synchronous writes: the same host writes 4 KiB with an
 #       fsync after each (fio, 8 jobs): WRITEs and FLUSHes that move
 #       less than 64 KiB each, charged by the time they held their slot
@@ -20,8 +22,9 @@
 # In each:
 #   - the reader's throughput beside the other host, attached, is at
 #     least what it is with nothing attached (same boot);
-#   - while both hosts have requests waiting, each class's share of the
-#     cost the dispatcher charged (/proc/net/ksmbd_sched "class_cost")
+#   - while both hosts have requests waiting (from WARM_MIB charged
+#     after the attach), each class's share of the cost the dispatcher
+#     charged (/proc/net/ksmbd_sched "class_cost")
 #     is 50% +-5% at weights 1:1 and the copying or writing host's is
 #     75% +-5% at weights 3:1;
 #   - the copies are byte-exact, fio saw no I/O error, and the
@@ -42,40 +45,25 @@ if ! why=$(slowfs_available); then
 	vm_fail "$why"
 	vm_finish
 fi
-COPY_PID='' WRITE_PID=''
-# stop_load: the copy loops finish their copy and exit (stop file); fio
-# is stopped.
+# stop_load: the copy loops finish their copy and exit; fio is stopped.
 stop_load() {
-	touch "$sched_tmp/stop"
-	[[ -n $WRITE_PID ]] && kill "$WRITE_PID" 2>/dev/null
-	if [[ -n $COPY_PID ]]; then
-		vm_check "the copy loops exited cleanly" wait "$COPY_PID"
+	if [[ -n $SLOWFS_COPY_PID ]]; then
+		vm_check "the copy loops exited cleanly" slowfs_copies_stop
 	fi
-	[[ -n $WRITE_PID ]] && { wait "$WRITE_PID" 2>/dev/null || true; }
-	COPY_PID='' WRITE_PID=''
-	rm -f "$sched_tmp/stop"
+	slowfs_syncwrites_stop
 }
 trap 'stop_load; fair_cleanup; slowfs_share_stop' EXIT
 
-BUDGET=2
+BUDGET=${COST_BUDGET:-2}	# the dispatch budget, slots
 COPIES=24
 TOL=50			# per mille
 WINDOW_MIB=${COST_WINDOW_MIB:-128}		# cost charged in a share window, MiB
+WARM_MIB=32		# charged after the attach, before the window
 A=$sched_tmp/a B=$sched_tmp/b
 
 slowfs_share_start --service-ms 5 --jitter-pct 0 --parallel 1 \
 	--bw-mibps 16 || { vm_fail "slowfs share started"; vm_finish; }
 head -c 16M /dev/urandom >"$SLOWFS_BACKING/data.bin"
-# A source file per copy loop: the cifs client locks both inodes of a
-# copy_file_range(2), so loops sharing a source would run one at a time.
-for i in $(seq 0 $((COPIES - 1))); do
-	head -c 1M /dev/urandom >"$SLOWFS_BACKING/src$i.bin"
-done
-# fio's files, laid out here (through the share it would write each one
-# 4 KiB at a time, at the model's service time).
-for i in $(seq 0 7); do
-	head -c 1M /dev/zero >"$SLOWFS_BACKING/sync.$i.0"
-done
 slowfs_mount 127.0.0.2 "$A"
 slowfs_mount 127.0.0.3 "$B"
 echo "guest load before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -95,40 +83,8 @@ class_cost() {
 		END { if (!f) print 0 }' /proc/net/ksmbd_sched
 }
 
-# copies_start: COPIES loops of copy_file_range(2), srcN.bin to copyN.bin
-# on A's mount, until $sched_tmp/stop exists.
-copies_start() {
-	python3 - "$A" "$COPIES" "$sched_tmp/stop" <<'EOF' &
-import os, sys
-mnt, n, stop = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-for i in range(n):
-    if os.fork() == 0:
-        src = os.open(f"{mnt}/src{i}.bin", os.O_RDONLY)
-        dst = os.open(f"{mnt}/copy{i}.bin", os.O_WRONLY | os.O_CREAT, 0o644)
-        size = os.fstat(src).st_size
-        while not os.path.exists(stop):
-            off = 0
-            while off < size:
-                got = os.copy_file_range(src, dst, size - off, off, off)
-                if got <= 0:
-                    sys.exit(f"copy_file_range returned {got}")
-                off += got
-        os._exit(0)
-ok = True
-for i in range(n):
-    ok &= os.wait()[1] == 0
-sys.exit(0 if ok else 1)
-EOF
-	COPY_PID=$!
-}
-
-# writes_start: 8 fio jobs writing 4 KiB with an fsync after each.
-writes_start() {
-	fio --name=sync --thread --directory="$A" --size=1m --rw=randwrite \
-		--bs=4k --fsync=1 --numjobs=8 --time_based --runtime=600 \
-		--output="$sched_tmp/sync.fio" >/dev/null 2>&1 &
-	WRITE_PID=$!
-}
+copies_start() { slowfs_copies_start "$A" "$COPIES" "$sched_tmp/stop"; }
+writes_start() { slowfs_syncwrites_start "$A" "$sched_tmp/sync.fio"; }
 
 # reader NAME: B reads 1 MiB at depth 4 for 2 + 8 s; prints KiB/s.
 reader() {
@@ -141,6 +97,10 @@ reader() {
 	fi
 }
 
+# charged_since C1 C2 BYTES: classes 1 and 2 were charged BYTES or more
+# since they were charged C1 and C2.
+charged_since() { (( $(class_cost 1) + $(class_cost 2) - $1 - $2 >= $3 )); }
+
 # share DESC W1 W2 WANT: attached at weights W1:W2, with the load and a
 # backlogged reader, class 1's share of the cost charged while both wait,
 # WANT per mille.
@@ -152,6 +112,11 @@ share() {
 		vm_fail "$desc: never both hosts waiting ($(sched_proc_show clients queued inflight))"
 		return
 	fi
+	# The window starts once WARM_MIB were charged: the new dispatcher
+	# has learnt its clients' hold times and costs by then.
+	c1=$(class_cost 1) c2=$(class_cost 2)
+	vm_poll 60 charged_since "$c1" "$c2" $(( WARM_MIB << 20 )) ||
+		echo "$desc: $WARM_MIB MiB not charged in 60 s"
 	c1=$(class_cost 1) c2=$(class_cost 2)
 	deadline=$(( ${EPOCHREALTIME/./} + 120 * 1000000 ))
 	while (( $(class_cost 1) + $(class_cost 2) - c1 - c2 < WINDOW_MIB << 20 )); do
@@ -196,11 +161,7 @@ scenario() {
 }
 
 scenario "server-side copies" copies_start
-bad=0
-for i in $(seq 0 $((COPIES - 1))); do
-	cmp -s "$SLOWFS_BACKING/src$i.bin" "$SLOWFS_BACKING/copy$i.bin" || bad=$((bad + 1))
-done
-vm_check "every copy equals its source ($bad differ)" test "$bad" = 0
+vm_check "every copy equals its source" slowfs_copies_exact "$COPIES"
 ncopies=$(find "$SLOWFS_BACKING" -name 'copy*.bin' | wc -l)
 vm_check "copies were made ($ncopies files)" test "$ncopies" = "$COPIES"
 scenario "4 KiB WRITE + fsync" writes_start

@@ -21,12 +21,8 @@
 #       twice what they take alone, and at most 1.25 times what they
 #       take beside the same flood with nothing attached (a tolerance
 #       for the noise of three samples).
-# The peers' own processes run at nice 19: they stand for other machines,
-# and their Python would otherwise take this guest's CPU from the
-# victim's client (with two vCPUs run by one host thread, VM_TCG_THREAD
-# =single, it did: 20% of its IOPS instead of 30-50%).  Their requests
-# still cost the server what they cost it: ksmbd receives and parses them
-# in its own threads, at normal priority.
+# The peers run at nice 19 (testlib-hostile.sh: without it, 20% of the
+# victim's IOPS instead of 30-50%).
 # vm-timeout: 240
 
 set -euo pipefail
@@ -36,14 +32,11 @@ source "${VM_DIR:?run me inside the VM: selftests/vm/run $0}/lib.sh"
 source "$VM_DIR/testlib-sched.sh"
 # shellcheck source=../testlib-fair.sh
 source "$VM_DIR/testlib-fair.sh"
+# shellcheck source=../testlib-hostile.sh
+source "$VM_DIR/testlib-hostile.sh"
 
-HOSTILE=$VM_DIR/hostile.py
-HPIDS=()
 cleanup() {
-	local p
-	for p in "${HPIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
+	hostile_stop
 	umount "$sched_tmp/m" 2>/dev/null || true
 	fair_cleanup
 }
@@ -76,23 +69,12 @@ vm_check "the victim reads alone ($alone IOPS)" test "$alone" -gt 0
 
 w0=$(sched_proc unauth_waits)
 c0=$(fair_class_field 0 bypassed)
-for a in 127.0.0.3 127.0.0.4; do
-	nice -n 19 python3 "$HOSTILE" unauth-read --src "$a" --seconds 14 --conns 4 \
-		>"$sched_tmp/hostile-$a.json" &
-	HPIDS+=($!)
-done
+hostile_lie_start 14 127.0.0.3 127.0.0.4
 # the attack is under way before the victim measures
 vm_poll 10 class0_beyond $((c0 + 100)) || echo "the lying peers were slow to start"
 attacked=$(iops attacked)
-for p in "${HPIDS[@]}"; do
-	wait "$p" || true
-done
-HPIDS=()
-sent=0
-for a in 127.0.0.3 127.0.0.4; do
-	n=$(jq -r .sent "$sched_tmp/hostile-$a.json" 2>/dev/null || echo 0)
-	sent=$((sent + n))
-done
+hostile_wait
+sent=$(hostile_lie_sent 127.0.0.3 127.0.0.4)
 echo "victim: alone $alone IOPS, beside two peers lying about READ Length $attacked IOPS ($sent lying READs sent)"
 vm_check "the peers sent lying READs ($sent)" test "$sent" -gt 100
 vm_check "the victim keeps >= 1/4 of its IOPS alone ($attacked of $alone)" \
@@ -107,49 +89,21 @@ vm_check "their requests waited for their own bound (unauth_waits +$((w1 - w0)))
 vm_check "never bypassed" test "$(sched_proc bypass)" = 0
 
 # ---- (b) NEGOTIATE and SESSION_SETUP flood ------------------------------
-# mount_read: mount from 127.0.0.5, read the file, unmount; prints ms.
-mount_read() {
-	local t0 t1
-	t0=$(date +%s%N)
-	sched_mount 127.0.0.5 127.0.0.1 "$sched_tmp/m"
-	cp "$sched_tmp/m/data.bin" "$sched_tmp/copy.bin"
-	umount "$sched_tmp/m"
-	t1=$(date +%s%N)
-	[[ $(sched_sha "$sched_tmp/copy.bin") == "$want_sha" ]] || {
-		echo "data differs" >&2; return 1; }
-	echo $(( (t1 - t0) / 1000000 ))
-}
-# median3: the median of three mount_read times.
+# median3: the median of three mounts and reads of data.bin from 127.0.0.5.
 median3() {
-	local a b c
-	a=$(mount_read) && b=$(mount_read) && c=$(mount_read) || return 1
+	local a b c m=$sched_tmp/m
+	a=$(hostile_mount_read 127.0.0.5 "$m" data.bin "$want_sha") &&
+		b=$(hostile_mount_read 127.0.0.5 "$m" data.bin "$want_sha") &&
+		c=$(hostile_mount_read 127.0.0.5 "$m" data.bin "$want_sha") || return 1
 	printf '%s\n' "$a" "$b" "$c" | sort -n | sed -n 2p
-}
-# flood_conns: sockets from the flooding address (TIME-WAIT included).
-flood_conns() { ss -Htan src 127.0.0.6 | wc -l; }
-flood_beyond() { (( $(flood_conns) > $1 )); }
-# beside_flood: median3 while 127.0.0.6 floods (under way first).
-beside_flood() {
-	local n0 ms rc=0
-	n0=$(flood_conns)
-	nice -n 19 python3 "$HOSTILE" neg-flood --src 127.0.0.6 --seconds 120 \
-		>"$sched_tmp/flood.json" &
-	HPIDS+=($!)
-	vm_poll 10 flood_beyond $((n0 + 20)) || echo "the flood was slow to start" >&2
-	ms=$(median3) || rc=1
-	kill "${HPIDS[@]}" 2>/dev/null || true
-	wait "${HPIDS[@]}" 2>/dev/null || true
-	HPIDS=()
-	echo "$ms"
-	return "$rc"
 }
 quiet_ms=$(median3)
 c0=$(fair_class_field 0 bypassed)
-flood_ms=$(beside_flood)
+flood_ms=$(hostile_during_flood 127.0.0.6 median3)
 vm_check "the flood's peer is class 0 and counted" class0_beyond "$c0"
 vm_check "never bypassed" test "$(sched_proc bypass)" = 0
 smb-classify unload >/dev/null
-bare_ms=$(beside_flood)
+bare_ms=$(hostile_during_flood 127.0.0.6 median3)
 echo "mount + 8 MiB read from 127.0.0.5, medians of 3: alone $quiet_ms ms," \
 	"beside a NEGOTIATE flood $flood_ms ms, the same with nothing attached $bare_ms ms"
 vm_check "mount and read beside the flood: byte-exact, <= 2x alone ($flood_ms ms vs $quiet_ms ms)" \

@@ -48,11 +48,12 @@ enum ksmbd_sched_ops_flags {
  * enum ksmbd_sched_transport - values of ksmbd_sched_conn::transport
  * @KSMBD_SCHED_TRANSPORT_TCP:  SMB2 over TCP, port 445 or the configured
  *	one (MS-SMB2 2.1).
- * @KSMBD_SCHED_TRANSPORT_RDMA: SMB Direct (MS-SMBD).
+ *
+ * SMB Direct (MS-SMBD) connections are not classified: their requests
+ * take ksmbd's original path.
  */
 enum ksmbd_sched_transport {
 	KSMBD_SCHED_TRANSPORT_TCP	= 0,
-	KSMBD_SCHED_TRANSPORT_RDMA	= 1,
 };
 
 /**

@@ -117,6 +117,9 @@ struct ksmbd_sched_client_key {
  * @idle_ns:    when it last had nothing waiting or running
  * @held_avg:   how long its finished requests held their slot, ns, a
  *              moving average (1/8 of each new one)
+ * @est_cost:   what its finished requests without READ/WRITE bytes
+ *              really cost, bytes, a moving average (1/8 of each new
+ *              one): the up-front cost of its next such request
  * @dispatched: requests dispatched
  * @bytes:      their READ/WRITE bytes
  * @cost:       what its finished requests were charged, bytes
@@ -160,6 +163,7 @@ struct ksmbd_sched_client {
 	s64 park_credit;
 	u32 id;
 	u32 class_word;
+	u32 est_cost;
 	u32 quantum;
 	u32 queued;
 	u32 ctl_queued;
@@ -904,6 +908,8 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
 		}
 		work = list_first_entry(&c->data, struct ksmbd_work,
 					sched.entry);
+		if (!work->sched.bytes)
+			work->sched.cost = max(work->sched.cost, c->est_cost);
 		c->deficit -= work->sched.cost;
 		work->sched.charged = true;
 		return work;
@@ -1560,7 +1566,12 @@ static u32 ksmbd_disp_real_cost(struct ksmbd_sched_disp *d,
  * Caller holds d->lock.  @work finished: its client is charged what it
  * really cost instead of the estimate taken when it was picked, if it
  * was charged then (contested service only).  A refused request costs
- * what its refusal cost; a short READ what it read.
+ * what its refusal cost; a short READ what it read.  A request with no
+ * READ/WRITE bytes (an IOCTL, a FLUSH, a SET_INFO) has no price in its
+ * fields: what it cost joins its client's estimate for the next one, so
+ * that a client whose such requests are dear (server-side copies) is
+ * picked at their price, not at the floor, and cannot take slot after
+ * slot of the round before the first of them completes.
  */
 static void ksmbd_disp_charge(struct ksmbd_sched_disp *d,
 			      struct ksmbd_work *work)
@@ -1570,6 +1581,8 @@ static void ksmbd_disp_charge(struct ksmbd_sched_disp *d,
 
 	c->cost += cost;
 	c->stats->cost += cost;
+	if (!work->sched.bytes)
+		c->est_cost = ksmbd_disp_avg(c->est_cost, cost);
 	if (!work->sched.charged)
 		return;
 	c->deficit += (s64)work->sched.cost - cost;

@@ -240,6 +240,20 @@ static void dt_queue_n(struct kunit *test, int i, int n, u32 bytes)
 		dt_queue(test, i, bytes);
 }
 
+/*
+ * Client @i sends an IOCTL with no READ/WRITE bytes that will have moved
+ * @moved when it completes (a server-side copy).
+ */
+static struct ksmbd_work *dt_ioctl(struct kunit *test, int i, u32 moved)
+{
+	struct disp_test *t = test->priv;
+	struct ksmbd_work *work = dt_work(test, i, SMB2_IOCTL_HE, 0);
+
+	work->sched.moved = moved;
+	ksmbd_disp_queue(t->d, work, false);
+	return work;
+}
+
 /* Client @i, logged in, sends a control request (a CLOSE). */
 static struct ksmbd_work *dt_queue_control(struct kunit *test, int i)
 {
@@ -727,6 +741,42 @@ static void charge_by_time_once_rate_known(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->d->rate, 1000 << 4);
 }
 
+/*
+ * A request with no READ/WRITE bytes has no price in its fields: A's
+ * first server-side copy costs the floor when it is picked and 1 MiB,
+ * what it moved, when it completes.  That becomes A's estimate, and A's
+ * second copy is charged it when it is picked, so A pays for its copies
+ * as it takes their slots rather than after: one copy, then B's eight
+ * READs of 128 KiB while A repays, then A's second copy.
+ */
+static void charge_no_length_at_learnt_cost(struct kunit *test)
+{
+	struct ksmbd_sched_client *a;
+	struct ksmbd_work *w1, *w2;
+
+	dt_start(test, 1, 0);
+	dt_client(test, DT_Z, 1);
+	a = dt_client(test, DT_A, 1);
+	dt_client(test, DT_B, 1);
+	dt_queue(test, DT_Z, SZ_4K);
+	w1 = dt_ioctl(test, DT_A, SZ_1M);
+	w2 = dt_ioctl(test, DT_A, SZ_1M);
+	dt_queue_n(test, DT_B, 12, SZ_128K);
+	dt_done_oldest(test, 1);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "ZA");
+	KUNIT_EXPECT_EQ(test, w1->sched.cost, KSMBD_SCHED_COST_MIN);
+	dt_done_oldest(test, 1);
+	KUNIT_EXPECT_EQ(test, a->est_cost, SZ_1M);
+	KUNIT_EXPECT_EQ(test, a->deficit, (s64)KSMBD_SCHED_QUANTUM - SZ_1M);
+	dt_done_oldest(test, 8);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "BBBBBBBBA");
+	KUNIT_EXPECT_TRUE(test, w2->sched.slot);
+	KUNIT_EXPECT_EQ(test, w2->sched.cost, SZ_1M);
+	dt_done_oldest(test, 1);
+	KUNIT_EXPECT_EQ(test, a->cost, 2 * SZ_1M);
+	KUNIT_EXPECT_EQ(test, a->est_cost, SZ_1M);
+}
+
 /* ---- unauthenticated requests ----------------------------------------- */
 
 /*
@@ -1096,6 +1146,7 @@ static struct kunit_case ksmbd_disp_test_cases[] = {
 	KUNIT_CASE(charge_refunds_short_read),
 	KUNIT_CASE(charge_by_time_once_rate_known),
 	KUNIT_CASE(charge_before_next_pick),
+	KUNIT_CASE(charge_no_length_at_learnt_cost),
 	KUNIT_CASE(unauth_bound_per_client),
 	KUNIT_CASE(guard_stall_sticks_oldest),
 	KUNIT_CASE(watchdog_quarantines_stuck_client),
