@@ -97,8 +97,8 @@ reader() {
 	fi
 }
 
-# charged_since COST1 COST2 BYTES: classes 1 and 2 were charged BYTES or
-# more since they were charged COST1 and COST2.
+# charged_since BEFORE1 BEFORE2 BYTES: classes 1 and 2 were charged BYTES or
+# more since they were charged BEFORE1 and BEFORE2.
 charged_since() { (( $(class_cost 1) + $(class_cost 2) - $1 - $2 >= $3 )); }
 
 # share DESC W1 W2 WANT: attached at weights W1:W2, with the load and a
