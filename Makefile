@@ -3,6 +3,7 @@
 # ksmbd-bpf-sched: BPF-controlled scheduling for ksmbd.
 #
 #   make deps          install build and test dependencies (apt, as root)
+#   make deps-build    only those of the build (make module, tools, deb)
 #   make kernel        extract linux-source-6.12, apply kernel/, build (cached)
 #   make module        ksmbd.ko for Debian's 6.12 kernel (out of tree, cached)
 #   make tools         libbpf, bpftool, the BPF classifier and smb-classify
@@ -66,16 +67,20 @@ VM_KERNEL_DEP := vm-stock
 DEMO_KERNEL_DEP := module
 endif
 
-# Debian packages the build and the tests need.
-DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev \
-	dwarves ccache clang-19 llvm-19 qemu-system-x86 ksmbd-tools smbclient \
-	cifs-utils fio libcmocka-dev zlib1g-dev libcap-dev pkg-config rsync \
-	cpio xz-utils iproute2 kmod procps jq python3 samba-testsuite \
-	python3-impacket libtracefs-dev libtraceevent-dev python3-docutils \
-	python3-prometheus-client systemd dkms libfuse3-dev fuse3 git \
-	debhelper dh-dkms lintian
+# Debian packages the build needs (make module, tools, deb: debian/control's
+# Build-Depends and what make module and deb run) ...
+BUILD_DEPS := linux-source-6.12 build-essential bc bison flex libelf-dev \
+	libssl-dev dwarves ccache clang-19 llvm-19 zlib1g-dev libcap-dev \
+	pkg-config rsync cpio xz-utils kmod git python3 libtracefs-dev \
+	libtraceevent-dev python3-docutils debhelper dh-dkms dkms lintian
+# ... and those only the tests need: the VM and what runs in it (the guest
+# shares the host's root filesystem), the clients, the storage model,
+# cmocka.
+TEST_DEPS := qemu-system-x86 ksmbd-tools smbclient cifs-utils fio \
+	libcmocka-dev iproute2 procps jq samba-testsuite python3-impacket \
+	python3-prometheus-client systemd libfuse3-dev fuse3
 
-.PHONY: all deps kernel kernel-src module deb vm-stock libbpf tools bpf check check-host \
+.PHONY: all deps deps-build kernel kernel-src module deb vm-stock libbpf tools bpf check check-host \
 	test vmtest demo bench help clean install checkpatch kernel-series \
 	test-debug stress kunit
 
@@ -84,8 +89,9 @@ all: kernel tools
 help:
 	@sed -n '3,/^$$/p' Makefile | sed -n '/^#/s/^# \{0,1\}//p'
 
-deps:
-	@missing=$$(for p in $(DEPS); do \
+# install_deps PACKAGES: apt-get install those not installed yet (as root).
+define install_deps
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -95,16 +101,23 @@ deps:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends $$missing >/dev/null; \
 	fi
+endef
 
-kernel-src: deps
+deps:
+	$(call install_deps,$(BUILD_DEPS) $(TEST_DEPS))
+
+deps-build:
+	$(call install_deps,$(BUILD_DEPS))
+
+kernel-src: deps-build
 	scripts/kernel.sh apply
 
-kernel: deps
+kernel: deps-build
 	scripts/kernel.sh build
 
 # Debian's headers/kbuild/image are fetched with apt-get download and
 # unpacked into $(CACHE_DIR)/debian; nothing is installed on the host.
-module: deps libbpf
+module: deps-build libbpf
 	scripts/module.sh all
 
 # make module + the packages; vm-stock also the DKMS tarballs and the 0.2
@@ -115,7 +128,7 @@ deb: module tools
 vm-stock: module tools
 	scripts/deb.sh prebuilt
 
-libbpf: deps
+libbpf: deps-build
 	scripts/kernel.sh tools
 
 tools: libbpf
@@ -130,7 +143,7 @@ check: check-host
 	scripts/kunit.sh
 
 # check without the KUnit suite (make test runs that beside the VM suite).
-check-host: tools
+check-host: deps tools
 	CHECK_WORDS_EXCLUDE='$(CHECK_WORDS_EXCLUDE)' scripts/check-words.sh
 	$(MAKE) -C selftests/unit run
 	$(MAKE) -C tools/smb-classify verify-unit
@@ -138,7 +151,7 @@ check-host: tools
 	scripts/kernel-series.sh check
 	scripts/abi-compare.sh
 
-kunit: deps
+kunit: deps-build
 	scripts/kunit.sh
 
 # On the stock kernel make deps installed every dependency of the tests:
@@ -147,7 +160,7 @@ kunit: deps
 # run-suite): 2 on a machine of 2 CPUs or more, where one TCG guest leaves
 # part of the host idle.
 VM_JOBS ?= $(if $(filter 1,$(shell nproc)),1,2)
-vmtest: $(VM_KERNEL_DEP) tools
+vmtest: deps $(VM_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
 	VM_JOBS=$(VM_JOBS) VM_SKIP_FAILS=$(if $(filter stock,$(VM_KERNEL)),1,0) selftests/vm/run-suite
 
@@ -173,25 +186,25 @@ test: check-host kernel-src
 # The whole VM suite on the debug kernel (kernel/config/debug.config:
 # KASAN, lockdep, list and object debugging, hung tasks, fault injection),
 # built in $(CACHE_DIR)/build-debug; timeouts scaled (TEST_TIMEOUT_SCALE).
-test-debug: tools
+test-debug: deps tools
 	KDEBUG=1 scripts/kernel.sh build
 	$(MAKE) -C selftests/vm
 	KDEBUG=1 VM_KERNEL=tiny VM_JOBS=1 selftests/vm/run-suite
 
 # Stress runs, each bounded in count and time, on loopback in the VM; too
 # long for make test.  STRESS="79-write-flood ..." picks some.
-stress: $(DEMO_KERNEL_DEP) tools
+stress: deps $(DEMO_KERNEL_DEP) tools
 	$(MAKE) -C selftests/vm
 	selftests/vm/run-suite $(or $(addprefix selftests/vm/stress/,$(addsuffix .sh,$(STRESS))),selftests/vm/stress/*.sh)
 
-demo: $(DEMO_KERNEL_DEP) tools
+demo: deps $(DEMO_KERNEL_DEP) tools
 	selftests/vm/run selftests/vm/demo.sh
 
 # Every bench runs on Debian's kernel with our ksmbd.ko (what admins run;
 # FUSE for the dispatch benches' storage model; the recorded READ
 # numbers are of it too).  VM_KERNEL=tiny is possible for read-splice.sh
 # and for selftests/bench/run with BENCH_STORAGE=tmpfs.
-bench: module tools
+bench: deps module tools
 	$(MAKE) -C selftests/vm
 	VM_KERNEL=stock selftests/bench/run
 	VM_KERNEL=stock selftests/bench/cost-clients.sh
