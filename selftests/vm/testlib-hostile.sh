@@ -27,15 +27,17 @@ hostile_lie_start() {
 	done
 }
 
-# hostile_lie_sent ADDR...: lying READs the peers of hostile_lie_start
-# sent, all of them (after hostile_wait).
-hostile_lie_sent() {
-	local a n sent=0
+# hostile_lie_count FIELD ADDR...: the sum of FIELD (sent: lying READs;
+# replies: answers received) over the peers of hostile_lie_start at ADDR
+# (after hostile_wait).
+hostile_lie_count() {
+	local f=$1 a n sum=0
+	shift
 	for a in "$@"; do
-		n=$(jq -r .sent "$sched_tmp/hostile-$a.json" 2>/dev/null || echo 0)
-		sent=$((sent + n))
+		n=$(jq -r ".$f" "$sched_tmp/hostile-$a.json" 2>/dev/null || echo 0)
+		sum=$((sum + n))
 	done
-	echo "$sent"
+	echo "$sum"
 }
 
 # hostile_flood_start ADDR: from ADDR, connection after connection with a

@@ -10,6 +10,7 @@ SCHED_PROC=/proc/net/ksmbd_sched
 SCHED_PINS=/sys/fs/bpf/smb-classify
 SCHED_CONST_OBJ=$VM_CHECKOUT/selftests/vm/progs/const_class.bpf.o
 SCHED_ATTACH_TEST=$VM_CHECKOUT/selftests/vm/attach_test
+SCHED_TOKEN_TEST=$VM_CHECKOUT/selftests/vm/token_test
 # KSMBD_SCHED_CLASS(42, 1, 0): the default class word of const_class.
 SCHED_CONST_WORD=0x0001002a
 # The start of the kernel's one log line when the watchdog bypasses a
@@ -23,7 +24,7 @@ sched_auth=(-U "$SMB_USER%$SMB_PASS")
 # sched_need_built: the host-built helpers exist (make -C selftests/vm).
 sched_need_built() {
 	local f
-	for f in "$SCHED_CONST_OBJ" "$SCHED_ATTACH_TEST"; do
+	for f in "$SCHED_CONST_OBJ" "$SCHED_ATTACH_TEST" "$SCHED_TOKEN_TEST"; do
 		if [[ ! -e $f ]]; then
 			echo "FAIL: $f missing: build it on the host with 'make -C selftests/vm'"
 			exit 1

@@ -14,6 +14,11 @@
 # (ns_capable(net->user_ns, ...), in reg() and update()): its load fails
 # with EPERM and attaches nothing; its replace fails with EPERM and the
 # attached program, name and link id, stays.
+# Then a BPF token delegated into a user namespace (token_test.c): on
+# Debian's kernel, with ksmbd a module, 6.12 gives a token no module BTF,
+# so libbpf cannot load it (ESRCH); with ksmbd built in (VM_KERNEL=tiny), the
+# attach to the initial netns fails with EPERM and the attach to a netns
+# of the user namespace's own succeeds.
 # vm-timeout: 180
 
 set -euo pipefail
@@ -60,5 +65,13 @@ vm_check "replace with CAP_NET_ADMIN: const_class" \
 	smb-classify replace "$SCHED_CONST_OBJ"
 vm_check "... same link id" test "$(sched_proc name)" = const_class -a "$(sched_proc link_id)" = "$link"
 smb-classify unload >/dev/null
+vm_check "nothing attached before token_test" test "$(sched_proc attached)" = 0
+
+# ---- a BPF token in a user namespace (token_test.c) -------------------------
+if "$SCHED_TOKEN_TEST"; then
+	vm_pass "token_test"
+else
+	vm_fail "token_test (exit status $?)"
+fi
 vm_check "nothing attached at the end" test "$(sched_proc attached)" = 0
 vm_finish

@@ -12,9 +12,10 @@
 # (slowfs: 5 ms a request, one in service), a program with a budget of 1
 # slot and timeout_ms 1000 (progs/prefix_inflight1t), class 1
 # (127.0.0.2, weight 1) reading 1 MiB at depth 4 and class 2 (127.0.0.3,
-# weight 64) reading 4 KiB at depth 32, fio on cifs mounts, no SPLICE
+# weight 8) reading 4 KiB at depth 32, fio on cifs mounts, no SPLICE
 # verdicts.  A 1 MiB READ costs 8 quanta of 128 KiB, so class 1 is
-# served once every 8 rounds, each of them 64 quanta of small READs.
+# served once every 8 rounds, each of them 8 quanta of small READs (256
+# of 4 KiB, charged their bytes: about 1.3 s at 5 ms each).
 # Asserted:
 #   - a contested 1 MiB READ of class 1 waited 1.5 s or more in the
 #     dispatcher (ksmbd_sched_dispatch wait_ns, waited=1, clients >= 2),
@@ -47,7 +48,7 @@ slowfs_mount 127.0.0.3 "$SMALL"
 
 smb-classify load "$FAIR_PROGS/prefix_inflight1t.bpf.o" >/dev/null
 smb-classify prefix add 127.0.0.2/32 1 weight 1 >/dev/null
-smb-classify prefix add 127.0.0.3/32 2 weight 64 >/dev/null
+smb-classify prefix add 127.0.0.3/32 2 weight 8 >/dev/null
 slowfs_no_splice 0 1 2
 wd_ms=$(sched_proc watchdog_ms)
 vm_check "the program's watchdog: watchdog_ms $wd_ms" test "$wd_ms" = 1000

@@ -12,7 +12,9 @@
 #       - their requests never take a slot of the budget: class 0 has
 #         dispatched 0 and every one of its requests was counted as
 #         control, and requests of theirs waited for their own client's
-#         bound (unauth_waits grows); the dispatcher was never bypassed;
+#         bound (unauth_waits grows) and, as READs need a session, for
+#         their client's rate (invalid_waits grows; the peers got no more
+#         answers than 16 a second each allows); never bypassed;
 #   (b) one raw peer (127.0.0.6, hostile.py neg-flood) opens connection
 #       after connection with NEGOTIATE and a failing SESSION_SETUP while
 #       another address (127.0.0.5) mounts and reads 8 MiB, byte-exact.
@@ -67,15 +69,16 @@ iops() {
 alone=$(iops alone)
 vm_check "the victim reads alone ($alone IOPS)" test "$alone" -gt 0
 
-w0=$(sched_proc unauth_waits)
+w0=$(sched_proc unauth_waits) iw0=$(sched_proc invalid_waits)
 c0=$(fair_class_field 0 bypassed)
 hostile_lie_start 14 127.0.0.3 127.0.0.4
 # the attack is under way before the victim measures
 vm_poll 10 class0_beyond $((c0 + 100)) || echo "the lying peers were slow to start"
 attacked=$(iops attacked)
 hostile_wait
-sent=$(hostile_lie_sent 127.0.0.3 127.0.0.4)
-echo "victim: alone $alone IOPS, beside two peers lying about READ Length $attacked IOPS ($sent lying READs sent)"
+sent=$(hostile_lie_count sent 127.0.0.3 127.0.0.4)
+replies=$(hostile_lie_count replies 127.0.0.3 127.0.0.4)
+echo "victim: alone $alone IOPS, beside two peers lying about READ Length $attacked IOPS ($sent lying READs sent, $replies answered)"
 vm_check "the peers sent lying READs ($sent)" test "$sent" -gt 100
 vm_check "the victim keeps >= 1/4 of its IOPS alone ($attacked of $alone)" \
 	test $((attacked * 4)) -ge "$alone"
@@ -86,6 +89,13 @@ vm_check "the lying peers took no slot (class 0 dispatched $d0, counted $b0)" \
 w1=$(sched_proc unauth_waits)
 vm_check "their requests waited for their own bound (unauth_waits +$((w1 - w0)))" \
 	test "$w1" -gt "$w0"
+# READs need a session: each peer runs 16 a second after a burst of 16
+# (KSMBD_SCHED_CLIENT_INVALID_*), for the 14 s of the attack and 1 more.
+iw1=$(sched_proc invalid_waits)
+vm_check "their READs waited for their rate (invalid_waits +$((iw1 - iw0)))" \
+	test "$iw1" -gt "$iw0"
+vm_check "their READs were answered at their rate ($replies <= 2 x (16 + 16 x 15))" \
+	test "$replies" -gt 0 -a "$replies" -le $(( 2 * (16 + 16 * 15) ))
 vm_check "never bypassed" test "$(sched_proc bypass)" = 0
 
 # ---- (b) NEGOTIATE and SESSION_SETUP flood ------------------------------

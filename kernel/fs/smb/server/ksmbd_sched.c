@@ -305,6 +305,24 @@ static bool ksmbd_sched_is_control(u16 command)
 }
 
 /*
+ * Does @command need a session (MS-SMB2 3.3.5.2.9)?  Before one exists
+ * ksmbd refuses it: a peer that sends it is broken or hostile.  A message
+ * whose command could not be read (SMB1's NEGOTIATE among them) is given
+ * the benefit of the doubt.
+ */
+static bool ksmbd_sched_needs_session(u16 command)
+{
+	switch (command) {
+	case SMB2_NEGOTIATE_HE:
+	case SMB2_SESSION_SETUP_HE:
+	case SMB2_CANCEL_HE:
+	case KSMBD_SCHED_CMD_UNKNOWN:
+		return false;
+	}
+	return true;
+}
+
+/*
  * READ/WRITE Length of the PDU at @hdr, @len bytes of it received, as
  * much of it as the connection may ask: at most the negotiated
  * MaxReadSize or MaxWriteSize (MS-SMB2 3.3.5.12, 3.3.5.13), and at most
@@ -414,6 +432,7 @@ static bool ksmbd_sched_req_ctx(struct ksmbd_work *work,
 	 * refused or are the login itself: nothing it claims is a cost.
 	 */
 	work->sched.unauth = !ksmbd_conn_good(conn);
+	work->sched.invalid = false;
 	r->class_word = conn->sched_class;
 	r->pdu_len = len;
 	r->command = KSMBD_SCHED_CMD_UNKNOWN;
@@ -449,6 +468,8 @@ static bool ksmbd_sched_req_ctx(struct ksmbd_work *work,
 	if (hdr->Flags & SMB2_FLAGS_ASYNC_COMMAND)
 		r->flags |= KSMBD_SCHED_REQ_ASYNC;
 	ksmbd_sched_req_rw(hdr, len, r);
+	work->sched.invalid = work->sched.unauth &&
+			      ksmbd_sched_needs_session(r->command);
 	if (!work->sched.unauth)
 		bytes = ksmbd_sched_pdu_bytes(conn, hdr, len);
 	control = ksmbd_sched_compound(conn, hdr, len,

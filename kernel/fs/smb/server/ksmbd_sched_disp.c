@@ -108,6 +108,8 @@ struct ksmbd_sched_client_key {
  * @ctl:        its waiting unauthenticated requests, FIFO
  * @idle:       on ksmbd_sched_disp::idle while it counts in the shares
  *              but has nothing waiting or running
+ * @held:       on ksmbd_sched_disp::held while the head of @ctl waits
+ *              for the rate of requests that need a session (a reference)
  * @stats:      counters of its class
  * @wq:         receivers of its connections waiting for room (cap)
  * @deficit:    bytes it may still be served in this round (DRR)
@@ -125,6 +127,9 @@ struct ksmbd_sched_client_key {
  * @cost:       what its finished requests were charged, bytes
  * @control:    control requests
  * @park_credit: deficit it gets when it leaves the debt wheel
+ * @invalid_tat: when its next request that needs a session, received
+ *              before it had one, may run (GCRA's theoretical arrival
+ *              time, ns)
  * @id:         its number in the clients listing
  * @class_word: class word of the connection that bound it last
  * @quantum:    KSMBD_SCHED_QUANTUM times its weight
@@ -149,6 +154,7 @@ struct ksmbd_sched_client {
 	struct list_head data;
 	struct list_head ctl;
 	struct list_head idle;
+	struct list_head held;
 	struct ksmbd_sched_cstats *stats;
 	wait_queue_head_t wq;
 	s64 deficit;
@@ -161,6 +167,7 @@ struct ksmbd_sched_client {
 	u64 cost;
 	u64 control;
 	s64 park_credit;
+	u64 invalid_tat;
 	u32 id;
 	u32 class_word;
 	u32 est_cost;
@@ -219,6 +226,8 @@ struct ksmbd_disp_budget {
  * @running:       requests holding a slot of the budget, oldest first
  * @capped:        clients held at their slot bound, with requests waiting
  * @idle:          clients that count in the shares, idle, oldest first
+ * @held:          clients whose unauthenticated requests wait for their
+ *                 rate (ksmbd_disp_unauth_release())
  * @wheel:         clients in debt, by the round that repays them
  * @all:           all clients
  * @clients:       the same clients, by key
@@ -234,6 +243,8 @@ struct ksmbd_disp_budget {
  * @capped_total:  times a client was held at its slot bound
  * @parked_total:  times a client in debt was parked in the wheel
  * @unauth_waits:  unauthenticated requests that waited for their client
+ * @invalid_waits: of those, times one that needs a session waited for
+ *                 its client's rate
  * @rate:          the storage's rate, bytes per us << 4, from READs and
  *                 WRITEs of at least KSMBD_SCHED_SEEKY_BYTES (0: not yet)
  * @wactive:       sum of the weights of the clients that count in the
@@ -272,6 +283,7 @@ struct ksmbd_sched_disp {
 	struct list_head running;
 	struct list_head capped;
 	struct list_head idle;
+	struct list_head held;
 	struct list_head wheel[KSMBD_SCHED_WHEEL];
 	struct list_head all;
 	struct rhashtable clients;
@@ -286,6 +298,7 @@ struct ksmbd_sched_disp {
 	u64 capped_total;
 	u64 parked_total;
 	u64 unauth_waits;
+	u64 invalid_waits;
 	u64 rate;
 	u64 wactive;
 	u64 wait_releases;
@@ -516,6 +529,7 @@ struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight,
 	INIT_LIST_HEAD(&d->running);
 	INIT_LIST_HEAD(&d->capped);
 	INIT_LIST_HEAD(&d->idle);
+	INIT_LIST_HEAD(&d->held);
 	for (i = 0; i < KSMBD_SCHED_WHEEL; i++)
 		INIT_LIST_HEAD(&d->wheel[i]);
 	INIT_LIST_HEAD(&d->all);
@@ -1002,8 +1016,8 @@ static void ksmbd_disp_pick(struct ksmbd_sched_disp *d,
 static void ksmbd_disp_drain(struct ksmbd_sched_disp *d,
 			     struct list_head *batch, u64 now)
 {
+	struct ksmbd_sched_client *c, *ctmp;
 	struct ksmbd_work *work, *tmp;
-	struct ksmbd_sched_client *c;
 
 	list_for_each_entry_safe(work, tmp, &d->age, sched.age)
 		ksmbd_disp_out(d, work, batch, now, KSMBD_DISP_FLAT);
@@ -1016,6 +1030,10 @@ static void ksmbd_disp_drain(struct ksmbd_sched_disp *d,
 		}
 		if (c->waiters)
 			wake_up(&c->wq);
+	}
+	list_for_each_entry_safe(c, ctmp, &d->held, held) {
+		list_del_init(&c->held);
+		ksmbd_disp_client_put(d, c);
 	}
 }
 
@@ -1047,14 +1065,103 @@ static void ksmbd_disp_run_batch(struct ksmbd_sched_disp *d,
 	}
 }
 
-/* Caller holds d->lock.  Keep the guard running while requests wait. */
+/*
+ * Caller holds d->lock.  Keep the guard running while requests wait: for
+ * a slot, or for their client's rate (ksmbd_disp_hold()).
+ */
 static void ksmbd_disp_arm_guard(struct ksmbd_sched_disp *d)
 {
-	if (d->guard_armed || !d->queued || d->dead || d->bypass)
+	if (d->guard_armed || (!d->queued && list_empty(&d->held)) ||
+	    d->dead || d->bypass)
 		return;
 	d->guard_armed = true;
 	queue_delayed_work(system_wq, &d->guard,
 			   msecs_to_jiffies(KSMBD_SCHED_STALL_MS / 2));
+}
+
+/*
+ * Caller holds d->lock.  May @work, unauthenticated, run now as far as
+ * its client's rate goes?  Only a request that needs a session (ksmbd
+ * will refuse it) counts: its client runs KSMBD_SCHED_CLIENT_INVALID_PER_S
+ * of them a second and KSMBD_SCHED_CLIENT_INVALID_BURST at once, by the
+ * generic cell rate algorithm (ITU-T I.371's virtual scheduling: a token
+ * bucket in one timestamp).  A peer that logs in never sends one; a
+ * peer that streams them (READs with no session) is held to that rate,
+ * its receiver stopped by its queue cap, instead of taking the server's
+ * CPU for refusals.  Consumes the token when it returns true.
+ */
+static bool ksmbd_disp_invalid_ok(struct ksmbd_sched_client *c,
+				  const struct ksmbd_work *work, u64 now)
+{
+	u64 t = NSEC_PER_SEC / KSMBD_SCHED_CLIENT_INVALID_PER_S;
+
+	if (!work->sched.invalid)
+		return true;
+	if (c->invalid_tat > now + t * (KSMBD_SCHED_CLIENT_INVALID_BURST - 1))
+		return false;
+	c->invalid_tat = max(c->invalid_tat, now) + t;
+	return true;
+}
+
+/*
+ * Caller holds d->lock.  @c's next unauthenticated request waits for its
+ * rate: the guard releases it (ksmbd_disp_release_held()).  The list
+ * holds a reference on @c.
+ */
+static void ksmbd_disp_hold(struct ksmbd_sched_disp *d,
+			    struct ksmbd_sched_client *c)
+{
+	if (list_empty(&c->held)) {
+		list_add_tail(&c->held, &d->held);
+		c->refs++;
+		d->invalid_waits++;
+	}
+	ksmbd_disp_arm_guard(d);
+}
+
+/*
+ * Caller holds d->lock.  Run @c's waiting unauthenticated requests onto
+ * @batch, in order, while it runs fewer than KSMBD_SCHED_CLIENT_UNAUTH_MAX
+ * and its rate allows the first.  Return: true if the first waits for
+ * the rate.
+ */
+static bool ksmbd_disp_unauth_release(struct ksmbd_sched_disp *d,
+				      struct ksmbd_sched_client *c,
+				      struct list_head *batch, u64 now)
+{
+	struct ksmbd_work *next;
+	bool held = false;
+
+	while (!list_empty(&c->ctl) &&
+	       c->unauth < KSMBD_SCHED_CLIENT_UNAUTH_MAX) {
+		next = list_first_entry(&c->ctl, struct ksmbd_work,
+					sched.entry);
+		if (!ksmbd_disp_invalid_ok(c, next, now)) {
+			held = true;
+			break;
+		}
+		list_move_tail(&next->sched.entry, batch);
+		WRITE_ONCE(c->ctl_queued, c->ctl_queued - 1);
+		WRITE_ONCE(c->qbytes, c->qbytes - next->sched.mem);
+		c->unauth++;
+	}
+	if (c->waiters && !ksmbd_disp_client_full(c))
+		wake_up(&c->wq);
+	return held;
+}
+
+/* Caller holds d->lock.  The guard's turn: release what the rates allow. */
+static void ksmbd_disp_release_held(struct ksmbd_sched_disp *d,
+				    struct list_head *batch, u64 now)
+{
+	struct ksmbd_sched_client *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, &d->held, held) {
+		if (ksmbd_disp_unauth_release(d, c, batch, now))
+			continue;
+		list_del_init(&c->held);
+		ksmbd_disp_client_put(d, c);
+	}
 }
 
 /*
@@ -1118,12 +1225,13 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 	LIST_HEAD(batch);
 
 	spin_lock(&d->lock);
-	if (d->dead || d->bypass || !d->queued) {
+	if (d->dead || d->bypass || (!d->queued && list_empty(&d->held))) {
 		d->guard_armed = false;
 		spin_unlock(&d->lock);
 		return;
 	}
 	ksmbd_disp_expire(d, now);
+	ksmbd_disp_release_held(d, &batch, now);
 	list_for_each_entry_safe(work, tmp, &d->running, sched.age) {
 		held = now - work->sched.stime_ns;
 		if (held < stall)
@@ -1294,6 +1402,7 @@ int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 		INIT_LIST_HEAD(&nc->data);
 		INIT_LIST_HEAD(&nc->ctl);
 		INIT_LIST_HEAD(&nc->idle);
+		INIT_LIST_HEAD(&nc->held);
 		init_waitqueue_head(&nc->wq);
 		spin_lock(&d->lock);
 		c = rhashtable_lookup_fast(&d->clients, &key,
@@ -1443,7 +1552,8 @@ static bool ksmbd_disp_unauth(struct ksmbd_sched_disp *d,
 	work->sched.disp = d;
 	work->sched.client = c;
 	c->refs++;
-	if (c->unauth < KSMBD_SCHED_CLIENT_UNAUTH_MAX) {
+	if (list_empty(&c->ctl) && c->unauth < KSMBD_SCHED_CLIENT_UNAUTH_MAX &&
+	    ksmbd_disp_invalid_ok(c, work, now)) {
 		c->unauth++;
 		ksmbd_disp_activity(d, c, now);
 		return true;
@@ -1452,6 +1562,9 @@ static bool ksmbd_disp_unauth(struct ksmbd_sched_disp *d,
 	WRITE_ONCE(c->ctl_queued, c->ctl_queued + 1);
 	WRITE_ONCE(c->qbytes, c->qbytes + work->sched.mem);
 	d->unauth_waits++;
+	/* at the head with a run free: it waits for the rate */
+	if (c->ctl_queued == 1 && c->unauth < KSMBD_SCHED_CLIENT_UNAUTH_MAX)
+		ksmbd_disp_hold(d, c);
 	ksmbd_disp_activity(d, c, now);
 	return false;
 }
@@ -1536,12 +1649,16 @@ flat:
 
 /*
  * Caller holds d->lock.  What @work really cost, bytes (Documentation/
- * dispatch.rst, "Cost"): the bytes it moved; a request that moved less
- * than KSMBD_SCHED_SEEKY_BYTES is charged the time it held its slot at
- * the storage's rate if that is more, as BFQ charges a seeky queue by
- * its service time and blk-iocost turns an IO into device time with a
- * linear model.  The rate is learnt from READs and WRITEs that moved at
- * least KSMBD_SCHED_SEEKY_BYTES without being stuck.  Between
+ * dispatch.rst, "Cost"): the bytes it moved; a request with no READ/WRITE
+ * bytes (FLUSH, SET_INFO, IOCTL, ...) that moved less than
+ * KSMBD_SCHED_SEEKY_BYTES is charged the time it held its slot at the
+ * storage's rate if that is more, as BFQ charges a seeky queue by its
+ * service time and blk-iocost turns an IO into device time with a linear
+ * model.  A READ or WRITE is priced by its bytes alone: its slot's time
+ * includes its wait behind others in the storage's queue, which would
+ * make a burst of small READs pay for the backlog it waits behind.  The
+ * rate is learnt from READs and WRITEs that moved at least
+ * KSMBD_SCHED_SEEKY_BYTES without being stuck.  Between
  * KSMBD_SCHED_COST_MIN and KSMBD_SCHED_COST_MAX.
  */
 static u32 ksmbd_disp_real_cost(struct ksmbd_sched_disp *d,
@@ -1556,7 +1673,7 @@ static u32 ksmbd_disp_real_cost(struct ksmbd_sched_disp *d,
 		r = div64_u64(moved * NSEC_PER_USEC << 4, held);
 		d->rate = d->rate ? d->rate - (d->rate >> 3) + (r >> 3) : r;
 	}
-	if (moved < KSMBD_SCHED_SEEKY_BYTES && d->rate)
+	if (!work->sched.bytes && moved < KSMBD_SCHED_SEEKY_BYTES && d->rate)
 		moved = max(moved, mul_u64_u64_div_u64(held, d->rate,
 						       NSEC_PER_USEC << 4));
 	return clamp_t(u64, moved, KSMBD_SCHED_COST_MIN, KSMBD_SCHED_COST_MAX);
@@ -1664,20 +1781,13 @@ void ksmbd_disp_release_slot(struct ksmbd_work *work, bool wait)
 /* Caller holds d->lock.  An unauthenticated request finished. */
 static void ksmbd_disp_unauth_done(struct ksmbd_sched_disp *d,
 				   struct ksmbd_sched_client *c,
-				   struct list_head *batch)
+				   struct list_head *batch, u64 now)
 {
-	struct ksmbd_work *next;
-
 	c->unauth--;
 	if (list_empty(&c->ctl) || d->dead || d->bypass)
 		return;
-	next = list_first_entry(&c->ctl, struct ksmbd_work, sched.entry);
-	list_move_tail(&next->sched.entry, batch);
-	WRITE_ONCE(c->ctl_queued, c->ctl_queued - 1);
-	WRITE_ONCE(c->qbytes, c->qbytes - next->sched.mem);
-	c->unauth++;
-	if (c->waiters && !ksmbd_disp_client_full(c))
-		wake_up(&c->wq);
+	if (ksmbd_disp_unauth_release(d, c, batch, now))
+		ksmbd_disp_hold(d, c);
 }
 
 /**
@@ -1696,7 +1806,7 @@ void ksmbd_disp_work_done(struct ksmbd_work *work)
 
 	spin_lock(&d->lock);
 	if (work->sched.unauth)
-		ksmbd_disp_unauth_done(d, c, &batch);
+		ksmbd_disp_unauth_done(d, c, &batch, now);
 	else
 		ksmbd_disp_put_slot(d, work, &batch, now, true);
 	ksmbd_disp_activity(d, c, now);
@@ -1743,6 +1853,7 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 	seq_printf(m, "capped: %llu\n", d->capped_total);
 	seq_printf(m, "parked: %llu\n", d->parked_total);
 	seq_printf(m, "unauth_waits: %llu\n", d->unauth_waits);
+	seq_printf(m, "invalid_waits: %llu\n", d->invalid_waits);
 	seq_printf(m, "client_unauth_max: %u\n", KSMBD_SCHED_CLIENT_UNAUTH_MAX);
 	seq_printf(m, "cost_max: %u\n", KSMBD_SCHED_COST_MAX);
 	seq_printf(m, "rate_bytes_per_us: %llu\n", d->rate >> 4);

@@ -70,6 +70,12 @@ struct seq_file;
  *	connection had a session (NEGOTIATE, SESSION_SETUP, anything a peer
  *	sends before it logs in) that one client runs at once; the others
  *	wait in its queue
+ * @KSMBD_SCHED_CLIENT_INVALID_PER_S: of those, requests that cannot
+ *	succeed before a session (any command but NEGOTIATE, SESSION_SETUP
+ *	and CANCEL: MS-SMB2 3.3.5.2.9 and 3.3.5.17 want a session for the
+ *	others) one client runs per second, on average ...
+ * @KSMBD_SCHED_CLIENT_INVALID_BURST: ... and at most this many at a time
+ *	after a pause (a token bucket, GCRA)
  */
 enum ksmbd_sched_consts {
 	KSMBD_SCHED_INFLIGHT_PER_CPU	= 16,
@@ -95,6 +101,8 @@ enum ksmbd_sched_consts {
 	KSMBD_SCHED_CLIENT_QUEUED_MAX	= 256,
 	KSMBD_SCHED_CLIENT_QBYTES_MAX	= SZ_32M,
 	KSMBD_SCHED_CLIENT_UNAUTH_MAX	= 2,
+	KSMBD_SCHED_CLIENT_INVALID_PER_S = 16,
+	KSMBD_SCHED_CLIENT_INVALID_BURST = 16,
 };
 
 static_assert(KSMBD_SCHED_DEBT_MAX / KSMBD_SCHED_QUANTUM + 1 < KSMBD_SCHED_WHEEL);

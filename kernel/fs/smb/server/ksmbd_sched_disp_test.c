@@ -254,6 +254,16 @@ static struct ksmbd_work *dt_ioctl(struct kunit *test, int i, u32 moved)
 	return work;
 }
 
+/* Client @i sends a FLUSH: no READ/WRITE bytes, and it moves none. */
+static struct ksmbd_work *dt_flush(struct kunit *test, int i)
+{
+	struct disp_test *t = test->priv;
+	struct ksmbd_work *work = dt_work(test, i, SMB2_FLUSH_HE, 0);
+
+	ksmbd_disp_queue(t->d, work, false);
+	return work;
+}
+
 /* Client @i, logged in, sends a control request (a CLOSE). */
 static struct ksmbd_work *dt_queue_control(struct kunit *test, int i)
 {
@@ -271,6 +281,21 @@ static struct ksmbd_work *dt_queue_unauth(struct kunit *test, int i)
 	struct ksmbd_work *work = dt_work(test, i, SMB2_SESSION_SETUP_HE, 0);
 
 	work->sched.unauth = true;
+	ksmbd_disp_queue(t->d, work, true);
+	return work;
+}
+
+/*
+ * Client @i, not logged in yet, sends a READ: a command that needs a
+ * session (ksmbd_sched.c sets invalid), which ksmbd will refuse.
+ */
+static struct ksmbd_work *dt_queue_invalid(struct kunit *test, int i)
+{
+	struct disp_test *t = test->priv;
+	struct ksmbd_work *work = dt_work(test, i, SMB2_READ_HE, 0);
+
+	work->sched.unauth = true;
+	work->sched.invalid = true;
 	ksmbd_disp_queue(t->d, work, true);
 	return work;
 }
@@ -297,6 +322,21 @@ static void dt_done_of(struct kunit *test, int i)
 	}
 	KUNIT_ASSERT_LT(test, k, t->npick);
 	dt_done(test, t->pick[k]);
+}
+
+/* The oldest unauthenticated request running finishes; @n times. */
+static void dt_done_unauth(struct kunit *test, int n)
+{
+	struct disp_test *t = test->priv;
+	unsigned int k;
+
+	while (n--) {
+		for (k = 0; k < t->npick; k++)
+			if (t->pick[k]->sched.unauth && t->pick[k]->sched.disp)
+				break;
+		KUNIT_ASSERT_LT(test, k, t->npick);
+		dt_done(test, t->pick[k]);
+	}
 }
 
 /* The oldest request that holds a slot finishes; @n times. */
@@ -702,41 +742,47 @@ static void charge_before_next_pick(struct kunit *test)
 }
 
 /*
- * A request that moves little is charged the time it held its slot at
- * the storage's rate, if that costs more (a seeky READ).  A's 1 MiB READ
- * held its slot 2^20 ns: the storage moves 1 byte per ns.  Then B's 4 KiB
- * READs hold their slots 500 us each: 500000 bytes of the storage's time
- * each.  The first went uncontested (counted, not charged), the second
- * was charged 4 KiB when picked and 500000 bytes when it completed.
+ * A request with no READ/WRITE bytes that moves little (a FLUSH) is
+ * charged the time it held its slot at the storage's rate, if that costs
+ * more; a READ is charged its bytes, whatever its slot's time.  A's 1 MiB
+ * READ held its slot 2^20 ns: the storage moves 1 byte per ns.  Then B's
+ * FLUSHes hold their slots 500 us each: 500000 bytes of the storage's
+ * time each.  The first went uncontested (counted, not charged) and made
+ * B's estimate; the second was charged that estimate when picked and
+ * 500000 bytes when it completed.  A's 4 KiB READ, 500 us in its slot
+ * too, costs 4 KiB.
  */
 static void charge_by_time_once_rate_known(struct kunit *test)
 {
 	struct disp_test *t = test->priv;
-	struct ksmbd_sched_client *b;
+	struct ksmbd_sched_client *a, *b;
 
 	dt_start(test, 1, 0);
-	dt_client(test, DT_A, 1);
+	a = dt_client(test, DT_A, 1);
 	b = dt_client(test, DT_B, 1);
 	dt_queue(test, DT_A, SZ_1M);
 	t->now += SZ_1M;
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_EQ(test, t->d->rate, 1000 << 4);
 
-	dt_queue(test, DT_B, SZ_4K);
+	dt_flush(test, DT_B);
 	dt_queue(test, DT_A, SZ_4K);
-	dt_queue(test, DT_B, SZ_4K);
+	dt_flush(test, DT_B);
 	KUNIT_EXPECT_STREQ(test, dt_picks(test), "AB");
 	t->now += 500 * NSEC_PER_USEC;
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_EQ(test, b->cost, 500000);
+	KUNIT_EXPECT_EQ(test, b->est_cost, 500000);
 	KUNIT_EXPECT_STREQ(test, dt_picks(test), "B");
-	KUNIT_EXPECT_EQ(test, b->deficit,
-			KSMBD_SCHED_QUANTUM - KSMBD_SCHED_COST_MIN);
+	KUNIT_EXPECT_EQ(test, b->deficit, KSMBD_SCHED_QUANTUM - 500000);
 	t->now += 500 * NSEC_PER_USEC;
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_STREQ(test, dt_picks(test), "A");
 	KUNIT_EXPECT_EQ(test, b->cost, 2 * 500000);
 	KUNIT_EXPECT_EQ(test, b->deficit, KSMBD_SCHED_QUANTUM - 500000);
+	t->now += 500 * NSEC_PER_USEC;
+	dt_done_oldest(test, 1);
+	KUNIT_EXPECT_EQ(test, a->cost, SZ_1M + SZ_4K);
 	/* the rate is learnt from large READs and WRITEs only */
 	KUNIT_EXPECT_EQ(test, t->d->rate, 1000 << 4);
 }
@@ -778,6 +824,56 @@ static void charge_no_length_at_learnt_cost(struct kunit *test)
 }
 
 /* ---- unauthenticated requests ----------------------------------------- */
+
+/*
+ * Requests that need a session, from a peer without one (READs that
+ * ksmbd will refuse), run at KSMBD_SCHED_CLIENT_INVALID_PER_S a second
+ * after a burst of KSMBD_SCHED_CLIENT_INVALID_BURST: of A's 20, the
+ * first 16 run two at a time as they finish, the 17th waits for A's rate
+ * (A held, the guard armed) while B's SESSION_SETUP runs at once; one
+ * rate interval later the guard runs the 17th, a second later the 18th
+ * (A runs two at a time), and the last two as those finish.
+ */
+static void unauth_invalid_rate(struct kunit *test)
+{
+	struct disp_test *t = test->priv;
+	u64 gap = NSEC_PER_SEC / KSMBD_SCHED_CLIENT_INVALID_PER_S;
+	struct ksmbd_sched_client *a;
+	struct ksmbd_work *b1;
+	int i;
+
+	dt_start(test, 1, 0);
+	a = dt_client(test, DT_A, 1);
+	dt_client(test, DT_B, 1);
+	for (i = 0; i < 20; i++)
+		dt_queue_invalid(test, DT_A);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "AA");
+	dt_done_unauth(test, KSMBD_SCHED_CLIENT_INVALID_BURST);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test),
+			   dt_rep(test, 'A', KSMBD_SCHED_CLIENT_INVALID_BURST - 2));
+	KUNIT_EXPECT_EQ(test, a->unauth, 0);
+	KUNIT_EXPECT_EQ(test, a->ctl_queued, 4);
+	KUNIT_EXPECT_EQ(test, t->d->invalid_waits, 1);
+	KUNIT_EXPECT_FALSE(test, list_empty(&a->held));
+	KUNIT_EXPECT_TRUE(test, t->d->guard_armed);
+	b1 = dt_queue_unauth(test, DT_B);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "B");
+	dt_done(test, b1);
+
+	t->now += gap;
+	dt_guard(test);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "A");
+	t->now += NSEC_PER_SEC;
+	dt_guard(test);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "A");
+	KUNIT_EXPECT_EQ(test, a->unauth, KSMBD_SCHED_CLIENT_UNAUTH_MAX);
+	dt_done_unauth(test, 2);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "AA");
+	KUNIT_EXPECT_EQ(test, a->ctl_queued, 0);
+	dt_guard(test);
+	KUNIT_EXPECT_TRUE(test, list_empty(&t->d->held));
+	KUNIT_EXPECT_EQ(test, t->d->invalid_waits, 1);
+}
 
 /*
  * Requests received before their connection had a session take no slot:
@@ -1148,6 +1244,7 @@ static struct kunit_case ksmbd_disp_test_cases[] = {
 	KUNIT_CASE(charge_before_next_pick),
 	KUNIT_CASE(charge_no_length_at_learnt_cost),
 	KUNIT_CASE(unauth_bound_per_client),
+	KUNIT_CASE(unauth_invalid_rate),
 	KUNIT_CASE(guard_stall_sticks_oldest),
 	KUNIT_CASE(watchdog_quarantines_stuck_client),
 	KUNIT_CASE(watchdog_alone_at_bound_no_bypass),

@@ -47,6 +47,8 @@ struct ksmbd_read_payload;
  * @charged:  @cost was taken from its client's deficit (contested)
  * @unauth:   received before its connection had a session: it never
  *            takes a slot, and its client runs few such at once
+ * @invalid:  @unauth, and a command that cannot succeed before a session
+ *            (ksmbd refuses it): its client runs few such a second
  * @dropped:  its connection was going away when it was picked: it is
  *            not run, only freed
  * @payload:  page-backed READ data to send spliced, or NULL
@@ -71,6 +73,7 @@ struct ksmbd_sched_work {
 	bool			stuck;
 	bool			charged;
 	bool			unauth;
+	bool			invalid;
 	bool			dropped;
 	struct ksmbd_read_payload *payload;
 };
