@@ -1184,6 +1184,46 @@ static void ksmbd_disp_stick(struct ksmbd_sched_disp *d,
 }
 
 /*
+ * Caller holds d->lock, requests wait for a slot.  The slot rules of the
+ * guard (ksmbd_disp_guard_fn()): slots held past the watchdog's bound,
+ * or long by a client above its share, and the oldest one when no slot
+ * was given back for the stall guard's wait, are stuck.
+ */
+static void ksmbd_disp_guard_slots(struct ksmbd_sched_disp *d, u64 now)
+{
+	u64 stall = ksmbd_disp_stall_ns(d), held;
+	u64 timeout = (u64)d->timeout_ms * NSEC_PER_MSEC;
+	struct ksmbd_sched_client *c;
+	struct ksmbd_work *work, *tmp;
+
+	list_for_each_entry_safe(work, tmp, &d->running, sched.age) {
+		held = now - work->sched.stime_ns;
+		if (held < stall)
+			break;
+		c = work->sched.client;
+		if (held >= timeout) {
+			ksmbd_disp_stick(d, work);
+			d->quarantined++;
+		} else if (held >= max_t(u64, (u64)KSMBD_SCHED_HOLD_MS *
+					 NSEC_PER_MSEC,
+					 c->held_avg * KSMBD_SCHED_STALL_AVGS) &&
+			   c->inflight - c->stuck > ksmbd_disp_cap(d, c)) {
+			ksmbd_disp_stick(d, work);
+		}
+	}
+	work = list_first_entry_or_null(&d->running, struct ksmbd_work,
+					sched.age);
+	if (work && d->inflight >= d->max_inflight &&
+	    now - d->progress_ns >= max_t(u64, stall,
+					  work->sched.client->held_avg *
+					  KSMBD_SCHED_STALL_AVGS)) {
+		ksmbd_disp_stick(d, work);
+		d->stall_admits++;
+		d->progress_ns = now;
+	}
+}
+
+/*
  * The stall guard and the watchdog, every KSMBD_SCHED_STALL_MS / 2 while
  * requests wait.  Both deal with the requests that hold slots without
  * giving them back, and with their clients, never with the namespace:
@@ -1216,11 +1256,10 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 	struct ksmbd_sched_disp *d = container_of(to_delayed_work(wk),
 						  struct ksmbd_sched_disp,
 						  guard);
-	u64 now = ksmbd_disp_now(), oldest = 0, held;
-	u64 stall = ksmbd_disp_stall_ns(d);
+	u64 now = ksmbd_disp_now(), oldest = 0;
 	u64 timeout = (u64)d->timeout_ms * NSEC_PER_MSEC;
 	struct ksmbd_sched_client *c = NULL;
-	struct ksmbd_work *work, *tmp;
+	struct ksmbd_work *work;
 	bool bypass = false;
 	LIST_HEAD(batch);
 
@@ -1232,31 +1271,9 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 	}
 	ksmbd_disp_expire(d, now);
 	ksmbd_disp_release_held(d, &batch, now);
-	list_for_each_entry_safe(work, tmp, &d->running, sched.age) {
-		held = now - work->sched.stime_ns;
-		if (held < stall)
-			break;
-		c = work->sched.client;
-		if (held >= timeout) {
-			ksmbd_disp_stick(d, work);
-			d->quarantined++;
-		} else if (held >= max_t(u64, (u64)KSMBD_SCHED_HOLD_MS *
-					 NSEC_PER_MSEC,
-					 c->held_avg * KSMBD_SCHED_STALL_AVGS) &&
-			   c->inflight - c->stuck > ksmbd_disp_cap(d, c)) {
-			ksmbd_disp_stick(d, work);
-		}
-	}
-	work = list_first_entry_or_null(&d->running, struct ksmbd_work,
-					sched.age);
-	if (work && d->inflight >= d->max_inflight &&
-	    now - d->progress_ns >= max_t(u64, stall,
-					  work->sched.client->held_avg *
-					  KSMBD_SCHED_STALL_AVGS)) {
-		ksmbd_disp_stick(d, work);
-		d->stall_admits++;
-		d->progress_ns = now;
-	}
+	/* slots are stuck only while requests wait for one */
+	if (d->queued)
+		ksmbd_disp_guard_slots(d, now);
 	ksmbd_disp_pick(d, &batch, now);
 
 	if (d->queued) {

@@ -832,7 +832,9 @@ static void charge_no_length_at_learnt_cost(struct kunit *test)
  * first 16 run two at a time as they finish, the 17th waits for A's rate
  * (A held, the guard armed) while B's SESSION_SETUP runs at once; one
  * rate interval later the guard runs the 17th, a second later the 18th
- * (A runs two at a time), and the last two as those finish.
+ * (A runs two at a time), and the last two as those finish.  Z's READ
+ * holds the only slot all along, but no data request waits for a slot:
+ * the guard, running for A, does not take it as stuck.
  */
 static void unauth_invalid_rate(struct kunit *test)
 {
@@ -845,6 +847,9 @@ static void unauth_invalid_rate(struct kunit *test)
 	dt_start(test, 1, 0);
 	a = dt_client(test, DT_A, 1);
 	dt_client(test, DT_B, 1);
+	dt_client(test, DT_Z, 1);
+	dt_queue(test, DT_Z, SZ_4K);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "Z");
 	for (i = 0; i < 20; i++)
 		dt_queue_invalid(test, DT_A);
 	KUNIT_EXPECT_STREQ(test, dt_picks(test), "AA");
@@ -873,6 +878,9 @@ static void unauth_invalid_rate(struct kunit *test)
 	dt_guard(test);
 	KUNIT_EXPECT_TRUE(test, list_empty(&t->d->held));
 	KUNIT_EXPECT_EQ(test, t->d->invalid_waits, 1);
+	KUNIT_EXPECT_EQ(test, t->d->stall_admits, 0);
+	KUNIT_EXPECT_EQ(test, t->d->stuck, 0);
+	KUNIT_EXPECT_EQ(test, t->d->inflight, 1);
 }
 
 /*
