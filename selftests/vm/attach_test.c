@@ -43,6 +43,7 @@
 #include <bpf/libbpf.h>
 #include "ksmbd_sched_abi.h"
 
+#include "check.h"
 #include "const_class.skel.h"
 #include "slow_class.skel.h"
 #include "smb_classify.skel.h"
@@ -50,7 +51,6 @@
 #define PROC_SCHED	"/proc/net/ksmbd_sched"
 #define POLL_SECONDS	30
 
-static int failures;
 static bool verbose;
 
 /* Layout of the ops data in the skeleton (the local struct of the .bpf.c). */
@@ -73,20 +73,6 @@ struct ksched {
 	int serves;
 	unsigned long netns_ino;
 };
-
-static void check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", cond ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!cond)
-		failures++;
-}
 
 static const char *errname(int err)
 {

@@ -48,6 +48,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "check.h"
 #include "const_class.skel.h"
 
 /* What a child saw, sent back to the parent. */
@@ -57,21 +58,6 @@ struct outcome {
 	int attach;	/* 0 or -errno; 1: not tried */
 };
 
-static int failures;
-
-static void check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", cond ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!cond)
-		failures++;
-}
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
