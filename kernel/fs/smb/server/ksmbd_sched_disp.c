@@ -1666,14 +1666,16 @@ flat:
 
 /*
  * Caller holds d->lock.  What @work really cost, bytes (Documentation/
- * dispatch.rst, "Cost"): the bytes it moved; a request with no READ/WRITE
- * bytes (FLUSH, SET_INFO, IOCTL, ...) that moved less than
+ * dispatch.rst, "Cost"): the bytes it moved; a request other than a READ
+ * (a small WRITE, FLUSH, SET_INFO, IOCTL, ...) that moved less than
  * KSMBD_SCHED_SEEKY_BYTES is charged the time it held its slot at the
  * storage's rate if that is more, as BFQ charges a seeky queue by its
  * service time and blk-iocost turns an IO into device time with a linear
- * model.  A READ or WRITE is priced by its bytes alone: its slot's time
- * includes its wait behind others in the storage's queue, which would
- * make a burst of small READs pay for the backlog it waits behind.  The
+ * model.  A READ is priced by its bytes alone: its slot's time is mostly
+ * its wait behind others in the storage's queue, which would make an
+ * interactive burst of small READs pay for the backlog it waits behind;
+ * a small WRITE's is mostly its own (a synchronous write, its journal),
+ * and at its bytes a client of 4 KiB WRITEs would take the storage.  The
  * rate is learnt from READs and WRITEs that moved at least
  * KSMBD_SCHED_SEEKY_BYTES without being stuck.  Between
  * KSMBD_SCHED_COST_MIN and KSMBD_SCHED_COST_MAX.
@@ -1690,7 +1692,7 @@ static u32 ksmbd_disp_real_cost(struct ksmbd_sched_disp *d,
 		r = div64_u64(moved * NSEC_PER_USEC << 4, held);
 		d->rate = d->rate ? d->rate - (d->rate >> 3) + (r >> 3) : r;
 	}
-	if (!work->sched.bytes && moved < KSMBD_SCHED_SEEKY_BYTES && d->rate)
+	if (cmd != SMB2_READ_HE && moved < KSMBD_SCHED_SEEKY_BYTES && d->rate)
 		moved = max(moved, mul_u64_u64_div_u64(held, d->rate,
 						       NSEC_PER_USEC << 4));
 	return clamp_t(u64, moved, KSMBD_SCHED_COST_MIN, KSMBD_SCHED_COST_MAX);

@@ -254,6 +254,17 @@ static struct ksmbd_work *dt_ioctl(struct kunit *test, int i, u32 moved)
 	return work;
 }
 
+/* Client @i sends a WRITE of @bytes, which writes them all. */
+static struct ksmbd_work *dt_write(struct kunit *test, int i, u32 bytes)
+{
+	struct disp_test *t = test->priv;
+	struct ksmbd_work *work = dt_work(test, i, SMB2_WRITE_HE, bytes);
+
+	work->sched.moved = bytes;
+	ksmbd_disp_queue(t->d, work, false);
+	return work;
+}
+
 /* Client @i sends a FLUSH: no READ/WRITE bytes, and it moves none. */
 static struct ksmbd_work *dt_flush(struct kunit *test, int i)
 {
@@ -742,15 +753,15 @@ static void charge_before_next_pick(struct kunit *test)
 }
 
 /*
- * A request with no READ/WRITE bytes that moves little (a FLUSH) is
- * charged the time it held its slot at the storage's rate, if that costs
- * more; a READ is charged its bytes, whatever its slot's time.  A's 1 MiB
+ * A request other than a READ that moves little (a FLUSH, a small WRITE)
+ * is charged the time it held its slot at the storage's rate, if that
+ * costs more; a READ is charged its bytes, whatever its slot's time.  A's 1 MiB
  * READ held its slot 2^20 ns: the storage moves 1 byte per ns.  Then B's
  * FLUSHes hold their slots 500 us each: 500000 bytes of the storage's
  * time each.  The first went uncontested (counted, not charged) and made
  * B's estimate; the second was charged that estimate when picked and
  * 500000 bytes when it completed.  A's 4 KiB READ, 500 us in its slot
- * too, costs 4 KiB.
+ * too, costs 4 KiB; its 4 KiB WRITE, 500 us, 500000 bytes.
  */
 static void charge_by_time_once_rate_known(struct kunit *test)
 {
@@ -783,6 +794,11 @@ static void charge_by_time_once_rate_known(struct kunit *test)
 	t->now += 500 * NSEC_PER_USEC;
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_EQ(test, a->cost, SZ_1M + SZ_4K);
+	/* a 4 KiB WRITE is charged its slot's time, as the FLUSH */
+	dt_write(test, DT_A, SZ_4K);
+	t->now += 500 * NSEC_PER_USEC;
+	dt_done_oldest(test, 1);
+	KUNIT_EXPECT_EQ(test, a->cost, SZ_1M + SZ_4K + 500000);
 	/* the rate is learnt from large READs and WRITEs only */
 	KUNIT_EXPECT_EQ(test, t->d->rate, 1000 << 4);
 }
