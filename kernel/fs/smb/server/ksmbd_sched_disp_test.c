@@ -206,21 +206,23 @@ static struct ksmbd_work *dt_work(struct kunit *test, int i, u16 command,
 }
 
 /**
- * dt_read() - client @i sends a READ that claims @claim bytes
- * @test:  the case
- * @i:     its client
- * @claim: its Length, as much as its connection may ask (the cost up
- *         front is that, between KSMBD_SCHED_COST_MIN and _MAX)
- * @moved: what it will have read when it completes
- *         (ksmbd_sched_moved()), its charge then
+ * dt_req() - client @i, logged in, sends a data request
+ * @test:    the case
+ * @i:       its client
+ * @command: its SMB2 command
+ * @claim:   its READ/WRITE Length, as much as its connection may ask (the
+ *           cost up front is that, between KSMBD_SCHED_COST_MIN and
+ *           _MAX); 0 for a command without one (IOCTL, FLUSH)
+ * @moved:   what it will have moved when it completes
+ *           (ksmbd_sched_moved()), its charge then
  *
  * Return: the request.
  */
-static struct ksmbd_work *dt_read(struct kunit *test, int i, u64 claim,
-				  u32 moved)
+static struct ksmbd_work *dt_req(struct kunit *test, int i, u16 command,
+				 u64 claim, u32 moved)
 {
 	struct disp_test *t = test->priv;
-	struct ksmbd_work *work = dt_work(test, i, SMB2_READ_HE, claim);
+	struct ksmbd_work *work = dt_work(test, i, command, claim);
 
 	work->sched.moved = moved;
 	ksmbd_disp_queue(t->d, work, false);
@@ -230,7 +232,7 @@ static struct ksmbd_work *dt_read(struct kunit *test, int i, u64 claim,
 /* Client @i sends a READ of @bytes, which reads them all. */
 static struct ksmbd_work *dt_queue(struct kunit *test, int i, u32 bytes)
 {
-	return dt_read(test, i, bytes, bytes);
+	return dt_req(test, i, SMB2_READ_HE, bytes, bytes);
 }
 
 /* Client @i sends @n READs of @bytes. */
@@ -238,41 +240,6 @@ static void dt_queue_n(struct kunit *test, int i, int n, u32 bytes)
 {
 	while (n--)
 		dt_queue(test, i, bytes);
-}
-
-/*
- * Client @i sends an IOCTL with no READ/WRITE bytes that will have moved
- * @moved when it completes (a server-side copy).
- */
-static struct ksmbd_work *dt_ioctl(struct kunit *test, int i, u32 moved)
-{
-	struct disp_test *t = test->priv;
-	struct ksmbd_work *work = dt_work(test, i, SMB2_IOCTL_HE, 0);
-
-	work->sched.moved = moved;
-	ksmbd_disp_queue(t->d, work, false);
-	return work;
-}
-
-/* Client @i sends a WRITE of @bytes, which writes them all. */
-static struct ksmbd_work *dt_write(struct kunit *test, int i, u32 bytes)
-{
-	struct disp_test *t = test->priv;
-	struct ksmbd_work *work = dt_work(test, i, SMB2_WRITE_HE, bytes);
-
-	work->sched.moved = bytes;
-	ksmbd_disp_queue(t->d, work, false);
-	return work;
-}
-
-/* Client @i sends a FLUSH: no READ/WRITE bytes, and it moves none. */
-static struct ksmbd_work *dt_flush(struct kunit *test, int i)
-{
-	struct disp_test *t = test->priv;
-	struct ksmbd_work *work = dt_work(test, i, SMB2_FLUSH_HE, 0);
-
-	ksmbd_disp_queue(t->d, work, false);
-	return work;
 }
 
 /* Client @i, logged in, sends a control request (a CLOSE). */
@@ -645,7 +612,7 @@ static void debt_max_repaid_in_o1(struct kunit *test)
 	a = dt_client(test, DT_A, 1);
 	dt_client(test, DT_B, 1);
 	dt_queue(test, DT_Z, SZ_4K);
-	big = dt_read(test, DT_A, U32_MAX, KSMBD_SCHED_COST_MAX);
+	big = dt_req(test, DT_A, SMB2_READ_HE, U32_MAX, KSMBD_SCHED_COST_MAX);
 	KUNIT_EXPECT_EQ(test, big->sched.cost, KSMBD_SCHED_COST_MAX);
 	dt_queue(test, DT_A, SZ_4K);
 	dt_queue_n(test, DT_B, 200, SZ_128K);
@@ -712,7 +679,7 @@ static void charge_refunds_short_read(struct kunit *test)
 	a = dt_client(test, DT_A, 1);
 	dt_client(test, DT_B, 1);
 	dt_queue(test, DT_Z, SZ_4K);
-	dt_read(test, DT_A, SZ_1M, SZ_4K);
+	dt_req(test, DT_A, SMB2_READ_HE, SZ_1M, SZ_4K);
 	dt_queue_n(test, DT_B, 4, SZ_128K);
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_STREQ(test, dt_picks(test), "ZA");
@@ -741,7 +708,7 @@ static void charge_before_next_pick(struct kunit *test)
 	a = dt_client(test, DT_A, 1);
 	dt_client(test, DT_B, 1);
 	dt_queue(test, DT_Z, SZ_4K);
-	dt_read(test, DT_A, SZ_1M, SZ_4K);
+	dt_req(test, DT_A, SMB2_READ_HE, SZ_1M, SZ_4K);
 	dt_queue(test, DT_A, SZ_4K);
 	dt_queue_n(test, DT_B, 4, SZ_128K);
 	dt_done_oldest(test, 1);
@@ -776,9 +743,9 @@ static void charge_by_time_once_rate_known(struct kunit *test)
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_EQ(test, t->d->rate, 1000 << 4);
 
-	dt_flush(test, DT_B);
+	dt_req(test, DT_B, SMB2_FLUSH_HE, 0, 0);
 	dt_queue(test, DT_A, SZ_4K);
-	dt_flush(test, DT_B);
+	dt_req(test, DT_B, SMB2_FLUSH_HE, 0, 0);
 	KUNIT_EXPECT_STREQ(test, dt_picks(test), "AB");
 	t->now += 500 * NSEC_PER_USEC;
 	dt_done_oldest(test, 1);
@@ -795,7 +762,7 @@ static void charge_by_time_once_rate_known(struct kunit *test)
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_EQ(test, a->cost, SZ_1M + SZ_4K);
 	/* a 4 KiB WRITE is charged its slot's time, as the FLUSH */
-	dt_write(test, DT_A, SZ_4K);
+	dt_req(test, DT_A, SMB2_WRITE_HE, SZ_4K, SZ_4K);
 	t->now += 500 * NSEC_PER_USEC;
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_EQ(test, a->cost, SZ_1M + SZ_4K + 500000);
@@ -821,8 +788,8 @@ static void charge_no_length_at_learnt_cost(struct kunit *test)
 	a = dt_client(test, DT_A, 1);
 	dt_client(test, DT_B, 1);
 	dt_queue(test, DT_Z, SZ_4K);
-	w1 = dt_ioctl(test, DT_A, SZ_1M);
-	w2 = dt_ioctl(test, DT_A, SZ_1M);
+	w1 = dt_req(test, DT_A, SMB2_IOCTL_HE, 0, SZ_1M);
+	w2 = dt_req(test, DT_A, SMB2_IOCTL_HE, 0, SZ_1M);
 	dt_queue_n(test, DT_B, 12, SZ_128K);
 	dt_done_oldest(test, 1);
 	KUNIT_EXPECT_STREQ(test, dt_picks(test), "ZA");
