@@ -86,12 +86,7 @@ measure() {
 }
 
 # ---- lie: READ Length 0xffffffff, no session ---------------------------
-lie_iops() {
-	fair_fio_json "$1" "$tmp/v/data.bin" 6 8 4k 1
-	fair_wait "$FAIR_LAST_PID" || true
-	fair_fio_json_ok "$1" || { echo 0; return; }
-	fair_fio_iops "$1"
-}
+lie_iops() { fair_fio_measure iops "$1" "$tmp/v/data.bin" 6 8 4k 1; }
 peer_conns() { ss -Htn state established "( src 127.0.0.3 or src 127.0.0.4 )" | wc -l; }
 peers_up() { (( $(peer_conns) >= 8 )); }
 lie_beside() {
@@ -123,12 +118,7 @@ scen_flood() {
 }
 
 # ---- copies, fsync: server cost on the storage model --------------------
-reader() {
-	fair_fio_json "$1" "$tmp/r/data.bin" 8 4 1m 2
-	fair_wait "$FAIR_LAST_PID" || true
-	fair_fio_json_ok "$1" || { echo 0; return; }
-	fair_fio_report "$1" | jq '.jobs[0].read.bw'
-}
+reader() { fair_fio_measure bw "$1" "$tmp/r/data.bin" 8 4 1m 2; }
 copying() { [[ -s $SLOWFS_BACKING/copy0.bin ]]; }
 scen_copies() {
 	measure copies "$1" alone reader copies-alone
@@ -155,23 +145,22 @@ scen_fsync() {
 # ---- the table ----------------------------------------------------------
 # cell SCENARIO MODE: "median (min-max)" of the values, and "*" when a
 # run of it was disturbed (host load above QUIET_LOAD before or after).
+# values SCENARIO MODE: its measured values (0 is a failed one: left out).
+values() { awk -v s="$1" -v m="$2" '$1 == s && $3 == m && $4 > 0 { print $4 }' "$RAW"; }
 cell() {
 	local s m lo hi d
-	read -r m lo hi < <(awk -v s="$1" -v m="$2" '$1 == s && $3 == m && $4 > 0 { print $4 }' "$RAW" | bench_stats)
+	read -r m lo hi < <(values "$1" "$2" | bench_stats)
 	d=$(awk -v s="$1" -v m="$2" -v q="$QUIET_LOAD" \
 		'$1 == s && $3 == m && ($5 > q || $6 > q) { n++ } END { print n + 0 }' "$RAW")
 	s="$m ($lo-$hi)"
 	(( d )) && s="$s *"
 	echo "$s"
 }
-median() {
-	awk -v s="$1" -v m="$2" '$1 == s && $3 == m && $4 > 0 { print $4 }' "$RAW" |
-		bench_stats | cut -d' ' -f1
-}
+median() { values "$1" "$2" | bench_stats | cut -d' ' -f1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "-") printf "%.2f", a / b; else print "-" }'; }
 
 report() {
-	local s what
+	local s what att
 	{
 		echo "## Hostile and unusual clients ($RUNS runs, one boot)"
 		echo
@@ -188,10 +177,11 @@ report() {
 			copies) what="24 server-side copies of 1 MiB (slowfs)|KiB/s, 1 MiB at depth 4" ;;
 			fsync) what="8 jobs of 4 KiB WRITE + fsync (slowfs)|KiB/s, 1 MiB at depth 4" ;;
 			esac
+			att=$(median "$s" attached)
 			printf '| %s | %s | %s | %s | %s | %s |\n' "$what" \
 				"$(cell "$s" alone)" "$(cell "$s" bare)" "$(cell "$s" attached)" \
-				"$(ratio "$(median "$s" attached)" "$(median "$s" alone)")" \
-				"$(ratio "$(median "$s" attached)" "$(median "$s" bare)")"
+				"$(ratio "$att" "$(median "$s" alone)")" \
+				"$(ratio "$att" "$(median "$s" bare)")"
 		done
 		echo
 		echo "Host load (1 min) before/after each measurement: $(awk '{ printf "%s%s/%s", (NR > 1 ? ", " : ""), $5, $6 }' "$RAW")."

@@ -254,6 +254,21 @@ fair_fio_json_ok() {
 # fair_fio_iops NAME: fio NAME's read IOPS (an integer).
 fair_fio_iops() { fair_fio_report "$1" | jq '.jobs[0].read.iops | floor' 2>/dev/null || echo 0; }
 
+# fair_fio_measure WHAT NAME FILE RUNTIME_S DEPTH BS RAMP_S: fair_fio_json
+# run to its end; prints WHAT of its reads, iops (an integer) or bw
+# (KiB/s), 0 if fio failed.
+fair_fio_measure() {
+	local what=$1 name=$2
+	shift
+	fair_fio_json "$@"
+	fair_wait "$FAIR_LAST_PID" || true
+	fair_fio_json_ok "$name" || { echo 0; return; }
+	case $what in
+	iops) fair_fio_iops "$name" ;;
+	bw) fair_fio_report "$name" | jq '.jobs[0].read.bw' ;;
+	esac
+}
+
 # fair_rounds K BIG SMALL: the contested READ dispatches in
 # SCHED_TRACE_JSON (in time order) from the first contested READ of
 # class BIG to the (K+1)-th, that one excluded: K whole rounds of the

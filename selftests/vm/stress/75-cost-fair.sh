@@ -95,11 +95,7 @@ big_stop() {
 }
 
 # small_iops NAME: the 4 KiB reader for 2 + 10 s; prints its IOPS.
-small_iops() {
-	fair_fio_json "$1" "$SMALL/data.bin" 10 32 4k 2
-	fair_wait "$FAIR_LAST_PID" || true
-	if fair_fio_json_ok "$1"; then fair_fio_iops "$1"; else echo 0; fi
-}
+small_iops() { fair_fio_measure iops "$1" "$SMALL/data.bin" 10 32 4k 2; }
 
 # ---- never worse off: small IOPS, nothing attached and attached ------------
 smb-classify unload >/dev/null 2>&1 || true

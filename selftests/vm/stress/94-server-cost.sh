@@ -89,15 +89,7 @@ copies_start() { slowfs_copies_start "$A" "$COPIES" "$sched_tmp/stop"; }
 writes_start() { slowfs_syncwrites_start "$A" "$sched_tmp/sync.fio"; }
 
 # reader NAME: B reads 1 MiB at depth 4 for 2 + 8 s; prints KiB/s.
-reader() {
-	fair_fio_json "$1" "$B/data.bin" 8 4 1m 2
-	fair_wait "$FAIR_LAST_PID" || true
-	if fair_fio_json_ok "$1"; then
-		fair_fio_report "$1" | jq '.jobs[0].read.bw'
-	else
-		echo 0
-	fi
-}
+reader() { fair_fio_measure bw "$1" "$B/data.bin" 8 4 1m 2; }
 
 # charged_since BEFORE1 BEFORE2 BYTES: classes 1 and 2 were charged BYTES or
 # more since they were charged BEFORE1 and BEFORE2.

@@ -58,12 +58,7 @@ fair_mount 127.0.0.2 "$sched_tmp/a"
 class0_beyond() { (( $(fair_class_field 0 bypassed) > $1 )); }
 
 # iops NAME: 4 KiB random reads at depth 8 for 6 s; prints the IOPS.
-iops() {
-	fair_fio_json "$1" "$sched_tmp/a/data.bin" 6 8 4k 1
-	fair_wait "$FAIR_LAST_PID" || true
-	fair_fio_json_ok "$1" || { echo 0; return; }
-	fair_fio_iops "$1"
-}
+iops() { fair_fio_measure iops "$1" "$sched_tmp/a/data.bin" 6 8 4k 1; }
 
 # ---- (a) READs with a 4 GiB Length, no session -------------------------
 alone=$(iops alone)
