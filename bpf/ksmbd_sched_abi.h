@@ -25,6 +25,8 @@ enum ksmbd_sched_limits {
 	KSMBD_SCHED_MAX_INFLIGHT_LIMIT	= 4096,		/* requests; -E2BIG */
 	KSMBD_SCHED_TIMEOUT_MS_MIN	= 1000,		/* ms, unless 0; -EINVAL */
 	KSMBD_SCHED_TIMEOUT_MS_LIMIT	= 600000,	/* ms; -E2BIG */
+	KSMBD_SCHED_USER_LEN		= 64,		/* bytes, with the NUL */
+	KSMBD_SCHED_SHARE_LEN		= 64,		/* bytes, with the NUL */
 };
 
 /* Bits of ksmbd_sched_ops::flags: none defined, any bit is -EINVAL. */
@@ -53,15 +55,48 @@ enum ksmbd_sched_command {
 	KSMBD_SCHED_CMD_UNKNOWN		= 0xffff,
 };
 
+/* Bits of ksmbd_sched_session::flags. */
+enum ksmbd_sched_session_flags {
+	KSMBD_SCHED_SESSION_GUEST	= 1U << 0,
+	KSMBD_SCHED_SESSION_ANONYMOUS	= 1U << 1,
+	KSMBD_SCHED_SESSION_SIGNED	= 1U << 2,
+	KSMBD_SCHED_SESSION_ENCRYPTED	= 1U << 3,
+};
+
+/* Bits of ksmbd_sched_tree::flags. */
+enum ksmbd_sched_tree_flags {
+	KSMBD_SCHED_TREE_IPC		= 1U << 0,
+	KSMBD_SCHED_TREE_READONLY	= 1U << 1,
+};
+
+/* Bits of ksmbd_sched_class_params::flags. */
+enum ksmbd_sched_class_flags {
+	KSMBD_SCHED_CLASS_AGGREGATED	= 1U << 0,
+	KSMBD_SCHED_CLASS_FLAGS_MASK	= KSMBD_SCHED_CLASS_AGGREGATED,
+};
+
+/* Units and bounds of struct ksmbd_sched_class_params (init_class()). */
+enum ksmbd_sched_qos {
+	KSMBD_SCHED_IO_BYTES		= 8192,		/* bytes of cost an I/O */
+	KSMBD_SCHED_IOPS_LIMIT		= 10000000,	/* I/Os a second */
+	KSMBD_SCHED_BPS_LIMIT_MB	= 1048576,	/* MiB a second */
+	KSMBD_SCHED_BURST_MS_DEFAULT	= 100,		/* ms */
+	KSMBD_SCHED_BURST_MS_LIMIT	= 10000,	/* ms */
+};
+
 /*
- * Class word, returned by classify_conn():
+ * Class word, returned by classify_conn(), classify_session() and
+ * classify_tree():
  *   bits  0-15  class id; 0 is the anonymous class
  *   bits 16-23  weight: turns per round-robin round, 0 meaning 1
  *   bits 24-29  PEER6: with PER_PEER, the prefix length that keys an IPv6
  *               peer, in units of 4 bits (1..32 for /4../128; 0: /64)
- *   bit  30     reserved, cleared by the kernel
+ *   bit  30     INHERIT (classify_session(), classify_tree() only): no
+ *               class of its own; the other bits are ignored.  Cleared
+ *               and counted from classify_conn().
  *   bit  31     PER_PEER: each peer (address, or IPv6 prefix) is its own
- *               client in the class
+ *               client in the class; in a user's session or tree class,
+ *               each ClientGUID
  */
 enum ksmbd_sched_class_word {
 	KSMBD_SCHED_CLASS_ID_MASK	= 0x0000ffffU,
@@ -72,6 +107,7 @@ enum ksmbd_sched_class_word {
 	KSMBD_SCHED_CLASS_PEER6_MAX	= 32,		/* /128 */
 	KSMBD_SCHED_CLASS_PEER6_DEFAULT	= 16,		/* /64 */
 	KSMBD_SCHED_CLASS_PER_PEER	= 0x80000000U,
+	KSMBD_SCHED_CLASS_INHERIT	= 0x40000000U,
 	KSMBD_SCHED_CLASS_VALID_MASK	= KSMBD_SCHED_CLASS_ID_MASK |
 					  KSMBD_SCHED_CLASS_WEIGHT_MASK |
 					  KSMBD_SCHED_CLASS_PEER6_MASK |

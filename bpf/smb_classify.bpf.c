@@ -16,8 +16,14 @@
  *   - everything else: the per-CPU queue, no splice, as without BPF.
  * SMB_POLICY_OFF (0xffffffff) as a threshold turns that part off.
  *
- * The prefixes map is filled by "smb-classify prefix add", the policy map
- * by "smb-classify policy set".
+ * classify_session() gives a session the class word of its user in the
+ * "users" hash map, and classify_tree() a tree connect that of its share
+ * in "shares" (smb_classes.bpf.h); a name without an entry inherits.  So a
+ * share's class wins over its user's, and a user's over its address's.
+ *
+ * The prefixes map is filled by "smb-classify prefix add", users by
+ * "smb-classify user add", shares by "smb-classify share add", the policy
+ * map by "smb-classify policy set".
  */
 #include "ksmbd_sched_ops.bpf.h"
 
@@ -41,6 +47,8 @@ struct {
 	__type(key, __u32);
 	__type(value, struct smb_policy);
 } policy SEC(".maps");
+
+#include "smb_classes.bpf.h"
 
 /* SMB2 commands (MS-SMB2 2.2.1.2) that carry a Length. */
 #define SMB2_READ	0x0008
@@ -95,6 +103,9 @@ SEC(".struct_ops.link")
 struct ksmbd_sched_ops smb_prefix = {
 	.classify_conn	= (void *)classify_conn,
 	.classify_req	= (void *)classify_req,
+	.classify_session = (void *)classify_session,
+	.classify_tree	= (void *)classify_tree,
+	.init_class	= (void *)init_class,
 	.max_inflight	= 0,	/* kernel default */
 	.flags		= 0,
 	.name		= "smb_prefix",

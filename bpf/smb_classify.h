@@ -78,4 +78,59 @@ struct smb_policy {
 	__u32 unbound_min;
 };
 
+/* Names of the hash maps by user and by share in the object, and of their pins. */
+#define SMB_USERS_MAP_NAME	"users"
+#define SMB_SHARES_MAP_NAME	"shares"
+
+/* Capacity of each of the users and shares maps. */
+#define SMB_NAMES_MAX		4096
+
+/* Bytes of a name key: ksmbd_sched_session::user and ksmbd_sched_tree::share. */
+#define SMB_NAME_LEN		64
+
+/**
+ * struct smb_name_key - key of the users and shares maps
+ * @name: a ksmbd account name (1..47 bytes, KSMBD_REQ_MAX_ACCOUNT_NAME_SZ
+ *        less its NUL) or a share name (1..63 bytes), ASCII letters in
+ *        lower case, NUL-padded to SMB_NAME_LEN: the form in which the
+ *        kernel hands the session's user and the tree's share to
+ *        classify_session() and classify_tree().  Bytes above 0x7f are
+ *        compared as they are.
+ *
+ * The value of both maps is a __u32 class word (KSMBD_SCHED_CLASS()).
+ */
+struct smb_name_key {
+	char name[SMB_NAME_LEN];
+};
+
+/* Name of the per-class reservation and limit hash map, and of its pin. */
+#define SMB_QOS_MAP_NAME	"qos"
+
+/* Capacity of the qos map: one entry per class id at most. */
+#define SMB_QOS_MAX		65536
+
+/**
+ * struct smb_qos - value of the qos map, keyed by __u32 class id
+ * @flags:            KSMBD_SCHED_CLASS_AGGREGATED for a reservation and
+ *                    limit of the class as a whole, else of each client.
+ * @reservation_iops: minimum, I/Os of 8 KiB of cost a second; 0: none.
+ * @limit_iops:       maximum, I/Os a second; 0: none.
+ * @burst_ms:         depth of the limits' token buckets, ms of their
+ *                    rates; 0: the kernel's default (100 ms).
+ * @reservation_bps:  minimum, bytes of cost a second; 0: none.
+ * @limit_bps:        maximum, bytes of cost a second; 0: none.
+ *
+ * What init_class() of the reference classifier hands the kernel for the
+ * class (struct ksmbd_sched_class_params); a class without an entry has
+ * its weight alone.  The kernel clamps every value (enum ksmbd_sched_qos).
+ */
+struct smb_qos {
+	__u32 flags;
+	__u32 reservation_iops;
+	__u32 limit_iops;
+	__u32 burst_ms;
+	__u64 reservation_bps;
+	__u64 limit_bps;
+};
+
 #endif /* SMB_CLASSIFY_H */

@@ -293,6 +293,143 @@ static void test_bad_policy(void **state)
 	expect_json_error(A("policy", "del", "x"));
 }
 
+/* Bad user and share names and words: refused before the netns. */
+static void test_bad_names(void **state)
+{
+	static const char *const bad_users[] = {
+		"", "EXAMPLE\\alice", "alice@EXAMPLE.COM", "\\alice", "alice@",
+		"al ice", " alice", "al\tice", "alice\n", "a\x7f", "a\"b", "a/b",
+		"a[b", "a]b", "a:b", "a;b", "a|b", "a=b", "a,b", "a+b", "a*b",
+		"a?b", "a<b", "a>b",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	static const char *const bad_shares[] = {
+		"", "a\tb", "a\x7f", "a\"b", "a/b", "a\\b", "a[b", "a]b", "a:b",
+		"a|b", "a<b", "a>b", "a+b", "a=b", "a;b", "a,b", "a*b", "a?b",
+		"ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad_users); i++) {
+		char *u = (char *)bad_users[i];
+
+		expect_error(A("user", "add", u, "1"));
+		expect_json_error(A("user", "add", u, "1"));
+		expect_error(A("-n", "/nonexistent/netns", "user", "add", u,
+			       "1"));
+		expect_error(A("user", "del", u));
+		expect_json_error(A("user", "del", u));
+	}
+	for (i = 0; i < ARRAY_SIZE(bad_shares); i++) {
+		char *s = (char *)bad_shares[i];
+
+		expect_error(A("share", "add", s, "1"));
+		expect_json_error(A("share", "add", s, "1"));
+		expect_error(A("-n", "/nonexistent/netns", "share", "add", s,
+			       "1"));
+		expect_error(A("share", "del", s));
+	}
+	expect_error(A("user"));
+	expect_error(A("user", "bogus"));
+	expect_error(A("user", "add"));
+	expect_error(A("user", "add", "alice"));
+	expect_error(A("user", "add", "alice", "65536"));
+	expect_error(A("user", "add", "alice", "1", "weight", "0"));
+	expect_error(A("user", "add", "alice", "1", "prefix6", "64"));
+	expect_error(A("user", "add", "alice", "1", "bogus"));
+	expect_error(A("user", "del"));
+	expect_error(A("user", "del", "alice", "bob"));
+	expect_error(A("user", "list", "extra"));
+	expect_error(A("user", "show", "extra"));
+	expect_error(A("share"));
+	expect_error(A("share", "add", "backup"));
+	expect_error(A("share", "add", "backup", "1", "weight", "256"));
+	expect_error(A("-n", "/nonexistent/netns", "share", "add", "backup",
+		       "1", "per-peer", "prefix6", "62"));
+	expect_error(A("share", "del"));
+	expect_error(A("share", "list", "extra"));
+	expect_json_error(A("user", "add", "alice"));
+	expect_json_error(A("share", "list", "extra"));
+}
+
+/* Bad reservations and limits: refused before the netns is looked at. */
+static void test_bad_qos(void **state)
+{
+	static const char *const bad_iops[] = {
+		"", "0", "-1", "+1", "01", "1K", "10000001", "4294967296",
+		"0x10", " 1", "1 ",
+	};
+	static const char *const bad_bytes[] = {
+		"", "0", "0K", "-1", "01", "1025G", "1048577M",
+		"1099511627777", "1T", "20MB", "20MiB", "1.5G", "x",
+	};
+	static const char *const bad_burst[] = {
+		"", "0", "10001", "-1", "1s", "100ms",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad_iops); i++) {
+		char *v = (char *)bad_iops[i];
+
+		expect_error(A("class", "set", "1", "reservation-iops", v));
+		expect_error(A("class", "set", "1", "limit-iops", v));
+		expect_json_error(A("class", "set", "1", "limit-i", v));
+		expect_error(A("-n", "/nonexistent/netns", "class", "set", "1",
+			       "limit-bytes", "1M", "reservation-iops", v));
+	}
+	for (i = 0; i < ARRAY_SIZE(bad_bytes); i++) {
+		char *v = (char *)bad_bytes[i];
+
+		expect_error(A("class", "set", "1", "reservation-bytes", v));
+		expect_error(A("class", "set", "1", "limit-bytes", v));
+		expect_json_error(A("class", "set", "1", "limit-b", v));
+		expect_error(A("-n", "/nonexistent/netns", "class", "set", "1",
+			       "limit-iops", "1", "limit-bytes", v));
+	}
+	for (i = 0; i < ARRAY_SIZE(bad_burst); i++) {
+		char *v = (char *)bad_burst[i];
+
+		expect_error(A("class", "set", "1", "limit-iops", "1", "burst",
+			       v));
+		expect_json_error(A("class", "set", "1", "limit-iops", "1",
+				    "burst", v));
+	}
+	expect_error(A("class"));
+	expect_error(A("class", "bogus"));
+	expect_error(A("class", "set"));
+	expect_error(A("class", "set", "1"));
+	expect_error(A("class", "set", "65536", "limit-iops", "1"));
+	expect_error(A("class", "set", "x", "limit-iops", "1"));
+	expect_error(A("class", "set", "1", "burst", "100"));
+	expect_error(A("class", "set", "1", "scope", "aggregated"));
+	expect_error(A("class", "set", "1", "limit-iops", "1", "scope",
+		       "all"));
+	expect_error(A("class", "set", "1", "res", "1"));
+	expect_error(A("class", "set", "1", "l", "1"));
+	expect_error(A("class", "set", "1", "bogus", "1"));
+	expect_error(A("class", "set", "1", "limit-iops"));
+	expect_error(A("class", "set", "1", "limit-iops", "1", "limit-iops",
+		       "2"));
+	expect_error(A("class", "set", "1", "reservation-iops", "200",
+		       "limit-iops", "100"));
+	expect_error(A("class", "set", "1", "reservation-bytes", "2M",
+		       "limit-bytes", "1M"));
+	expect_error(A("-n", "/nonexistent/netns", "class", "set", "1",
+		       "reservation-iops", "200", "limit-iops", "100"));
+	expect_error(A("class", "del"));
+	expect_error(A("class", "del", "65536"));
+	expect_error(A("class", "del", "1", "2"));
+	expect_error(A("class", "list", "extra"));
+	expect_error(A("class", "show", "extra"));
+	expect_json_error(A("class", "set", "1"));
+	expect_json_error(A("class", "set", "1", "reservation-iops", "2",
+			    "limit-iops", "1"));
+	expect_json_error(A("class", "del", "x"));
+	expect_json_error(A("class", "list", "extra"));
+}
+
 static void test_bad_load_trace(void **state)
 {
 	static const char *const bad_n[] = {
@@ -352,6 +489,8 @@ static void test_help_version(void **state)
 	assert_non_null(strstr(r->out, "prefix add CIDR CLASS"));
 	assert_non_null(strstr(r->out, "policy set CLASS [splice-min N|off] [unbound-min N|off]"));
 	assert_non_null(strstr(r->out, "load [OBJ] [max-inflight N]"));
+	assert_non_null(strstr(r->out, "user add NAME CLASS [weight W] [per-peer [prefix6 LEN]]"));
+	assert_non_null(strstr(r->out, "share del NAME"));
 	assert_non_null(strstr(r->out, "trace [-c COUNT] [EVENT...] [filter EXPR]"));
 	/* The global options of smb-classify(8)'s synopsis, all of them. */
 	assert_non_null(strstr(r->out, "-n|--netns NETNS"));
@@ -377,6 +516,19 @@ static void test_help_version(void **state)
 	run(r, A("policy", "help"));
 	assert_int_equal(r->status, 0);
 	assert_non_null(strstr(r->out, "policy set CLASS"));
+	run(r, A("user", "help"));
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "user list"));
+	run(r, A("share", "help"));
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "share add NAME CLASS"));
+	run(r, A("class", "help"));
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "class set CLASS [reservation-iops N] [reservation-bytes SIZE]"));
+	assert_non_null(strstr(r->out, "[scope dedicated|aggregated]"));
+	assert_non_null(strstr(r->out, "class del CLASS"));
+	assert_non_null(strstr(r->out, "class list"));
+	assert_null(strstr(r->out, "prefix add"));
 	free(r);
 }
 
@@ -400,6 +552,8 @@ int main(void)
 		cmocka_unit_test(test_bad_class),
 		cmocka_unit_test(test_bad_usage),
 		cmocka_unit_test(test_bad_policy),
+		cmocka_unit_test(test_bad_names),
+		cmocka_unit_test(test_bad_qos),
 		cmocka_unit_test(test_bad_load_trace),
 		cmocka_unit_test(test_help_version),
 	};

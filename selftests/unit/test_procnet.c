@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * test_procnet.c - parsing /proc/net/ksmbd_sched, ksmbd_sched_clients,
- * a trace buffer's per-CPU stats and the p99 estimate
+ * test_procnet.c - parsing /proc/net/ksmbd_sched (its class_qos lines
+ * too), ksmbd_sched_clients, a trace buffer's per-CPU stats and the p99
+ * estimate
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -298,6 +299,167 @@ static void test_ring_lost(void **state)
 	assert_int_equal(ksched_ring_lost("entries: 7\n"), 0);
 }
 
+/* The lines of a kernel with reservations and limits, as it writes them. */
+static const char proc_qos[] =
+	"attached: 1\n"
+	"name: smb_classify\n"
+	"link_id: 9\n"
+	"conns_classified: 4\n"
+	"reqs_classified: 40\n"
+	"class_clamped: 0\n"
+	"verdict_clamped: 0\n"
+	"payloads: 0\n"
+	"payload_pages: 0\n"
+	"conns_reclassified: 1\n"
+	"sessions_classified: 3\n"
+	"trees_classified: 5\n"
+	"classes_initialised: 2\n"
+	"class_params_clamped: 1\n"
+	"max_inflight: 0\n"
+	"queued: 0\n"
+	"class: 30 dispatched 10 bypassed 1 bytes 20971520 wait_ns 5 hist 10," Z25 "\n"
+	"class_cost: 30 20971520\n"
+	"class_qos: 30 res_iops 0 res_bps 0 lim_iops 0 lim_bps 20971520 burst_ms 100 aggregated 1 limited 17 throttled_ns 2310000000 res_served 0 res_missed 0\n"
+	"class: 40 dispatched 3 bypassed 0 bytes 0 wait_ns 0 hist 3," Z25 "\n"
+	"class_cost: 40 24576\n"
+	"class_qos: 40 res_iops 100 res_bps 1048576 lim_iops 0 lim_bps 0 burst_ms 250 aggregated 0 limited 0 throttled_ns 0 res_served 120 res_missed 2 future_key 7\n"
+	"class: 0 dispatched 1 bypassed 0 bytes 0 wait_ns 0 hist 1," Z25 "\n"
+	"class_qos: 41 lim_iops 5 res_iops 0 res_bps 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0\n"
+	"class_qos: 40 res_iops 1 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0\n"
+	"class_qos: 42 res_iops 1\n"
+	"new_top_level_key: some text\n";
+
+static void test_qos_lines(void **state)
+{
+	const struct ksched_class *c;
+	struct ksched_state st;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(parse_text(proc_qos, &st), 0);
+	assert_true(st.has_hooks);
+	assert_int_equal(st.sessions_classified, 3);
+	assert_int_equal(st.trees_classified, 5);
+	assert_int_equal(st.classes_initialised, 2);
+	assert_int_equal(st.class_params_clamped, 1);
+	assert_int_equal(st.conns_classified, 4);
+	/* 30, 40, 0, and 41 of a class_qos line alone; 42, 40 again skipped. */
+	assert_int_equal(st.nclasses, 4);
+	assert_int_equal(st.skipped, 2);
+	c = &st.classes[0];
+	assert_int_equal(c->id, 30);
+	assert_int_equal(c->dispatched, 10);
+	assert_true(c->has_qos);
+	assert_int_equal(c->qos.id, 30);
+	assert_int_equal(c->qos.res_iops, 0);
+	assert_int_equal(c->qos.lim_bps, 20971520);
+	assert_int_equal(c->qos.burst_ms, 100);
+	assert_true(c->qos.aggregated);
+	assert_int_equal(c->qos.limited, 17);
+	assert_int_equal(c->qos.throttled_ns, 2310000000ULL);
+	c = &st.classes[1];
+	assert_int_equal(c->id, 40);
+	assert_int_equal(c->dispatched, 3);
+	assert_true(c->has_qos);
+	assert_int_equal(c->qos.res_iops, 100);	/* its first line */
+	assert_int_equal(c->qos.res_bps, 1048576);
+	assert_int_equal(c->qos.burst_ms, 250);
+	assert_false(c->qos.aggregated);
+	assert_int_equal(c->qos.res_served, 120);
+	assert_int_equal(c->qos.res_missed, 2);
+	assert_false(st.classes[2].has_qos);
+	c = &st.classes[3];
+	assert_int_equal(c->id, 41);
+	assert_int_equal(c->dispatched, 0);
+	assert_int_equal(c->nhist, 0);
+	assert_true(c->has_qos);
+	assert_int_equal(c->qos.lim_iops, 5);
+	/* class_qos and class_cost are not "key: value" lines; new keys are. */
+	for (i = 0; i < st.nkv; i++)
+		assert_string_not_equal(st.kv[i].key, "class_qos");
+	assert_string_equal(st.kv[st.nkv - 1].key, "new_top_level_key");
+	assert_string_equal(st.kv[st.nkv - 1].val, "some text");
+	ksched_free(&st);
+
+	/* A kernel without them: no hooks group. */
+	assert_int_equal(parse_text(proc_detached, &st), 0);
+	assert_false(st.has_hooks);
+	ksched_free(&st);
+}
+
+static void test_qos_line_bad(void **state)
+{
+	static const char *const bad[] = {
+		"class_qos: x res_iops 0",
+		"class_qos: 65536 res_iops 0 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0",
+		/* res_missed missing */
+		"class_qos: 1 res_iops 0 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0",
+		/* aggregated 2, a value not a number, a key twice */
+		"class_qos: 1 res_iops 0 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 2 limited 0 throttled_ns 0 res_served 0 res_missed 0",
+		"class_qos: 1 res_iops -1 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0",
+		"class_qos: 1 res_iops 1x res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0",
+		"class_qos: 1 res_iops 0 res_iops 0 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0",
+		/* a key without its value, two spaces, overflow */
+		"class_qos: 1 res_iops 0 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed",
+		"class_qos: 1 res_iops  0 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0",
+		"class_qos: 1 res_iops 18446744073709551616 res_bps 0 lim_iops 0 lim_bps 0 burst_ms 100 aggregated 0 limited 0 throttled_ns 0 res_served 0 res_missed 0",
+		"class_qos:1 res_iops 0",
+		"class: 1 res_iops 0",
+	};
+	struct ksched_qos q = { .id = 99 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ksched_parse_qos(bad[i], &q) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+		assert_int_equal(q.id, 99);
+	}
+	/* Any order; an unknown pair of a later kernel is skipped. */
+	assert_int_equal(ksched_parse_qos("class_qos: 7 res_missed 4 res_served 3 throttled_ns 2 limited 1 aggregated 1 burst_ms 9 lim_bps 8 lim_iops 6 res_bps 5 mode fair res_iops 4\n",
+					  &q), 0);
+	assert_int_equal(q.id, 7);
+	assert_int_equal(q.res_iops, 4);
+	assert_int_equal(q.res_bps, 5);
+	assert_int_equal(q.lim_iops, 6);
+	assert_int_equal(q.lim_bps, 8);
+	assert_int_equal(q.burst_ms, 9);
+	assert_true(q.aggregated);
+	assert_int_equal(q.limited, 1);
+	assert_int_equal(q.throttled_ns, 2);
+	assert_int_equal(q.res_served, 3);
+	assert_int_equal(q.res_missed, 4);
+}
+
+/* A client of a per-peer class of a user or share: keyed by ClientGUID. */
+static void test_clients_guid(void **state)
+{
+	static const char text[] =
+		"client id=5 class=40 weight=1 peer=- guid=0123abcd-4567-89ab-cdef-0123456789ab conns=2 queued=1 inflight=0 dispatched=9 bytes=0 deficit=0 cost=0 control=3 stuck=0 unauth=0 slot_bound=4\n"
+		"client id=6 class=1 weight=1 peer=::ffff:10.0.0.1 conns=1 queued=0 inflight=0 dispatched=1 bytes=0\n"
+		"client id=7 class=40 weight=1 peer=- guid= conns=1 queued=0 inflight=0 dispatched=1 bytes=0\n"
+		"client id=8 class=40 weight=1 peer=- guid=0123456789012345678901234567890123456789 conns=1\n";
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct ksched_client *c;
+	unsigned int n;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(ksched_parse_clients(f, &c, &n), 0);
+	fclose(f);
+	/* An empty guid and one too long for its buffer: not client lines. */
+	assert_int_equal(n, 2);
+	assert_int_equal(c[0].id, 5);
+	assert_int_equal(c[0].class_id, 40);
+	assert_string_equal(c[0].peer, "-");
+	assert_string_equal(c[0].guid, "0123abcd-4567-89ab-cdef-0123456789ab");
+	assert_int_equal(c[0].conns, 2);
+	assert_int_equal(c[0].dispatched, 9);
+	assert_string_equal(c[1].peer, "::ffff:10.0.0.1");
+	assert_string_equal(c[1].guid, "");
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +469,9 @@ int main(void)
 		cmocka_unit_test(test_p99),
 		cmocka_unit_test(test_clients),
 		cmocka_unit_test(test_ring_lost),
+		cmocka_unit_test(test_qos_lines),
+		cmocka_unit_test(test_qos_line_bad),
+		cmocka_unit_test(test_clients_guid),
 	};
 
 	return cmocka_run_group_tests_name("procnet", tests, NULL, NULL);

@@ -57,6 +57,9 @@ static bool verbose;
 struct ops_data {
 	void *classify_conn;
 	void *classify_req;
+	void *classify_session;
+	void *classify_tree;
+	void *init_class;
 	__u32 max_inflight;
 	__u32 timeout_ms;
 	__u32 flags;

@@ -38,22 +38,50 @@ static int running_conf(struct ns_ctx *ns, struct ns_state *g)
 	return err;
 }
 
+/* The @n users or shares @e into the fresh map @map of the object. */
+static int fill_names(struct bpf_object *obj, const char *map,
+		      const struct conf_name *e, unsigned int n)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, map);
+	unsigned int i;
+	int err = 0;
+
+	if (n && !m)
+		return p_err("the built-in object has no %s map", map);
+	for (i = 0; !err && i < n; i++)
+		err = bpf_map_update_elem(bpf_map__fd(m), &e[i].key,
+					  &e[i].word, BPF_NOEXIST);
+	return err;
+}
+
 /* attach_req.fill: the parsed entries into the fresh maps. */
 static int fill_maps(struct bpf_object *obj, void *ctx)
 {
 	const struct conf *c = ctx;
-	struct bpf_map *pm, *qm;
+	struct bpf_map *pm, *qm, *rm;
 	unsigned int i;
 	int err = 0;
 
 	pm = bpf_object__find_map_by_name(obj, SMB_PREFIXES_MAP_NAME);
 	qm = bpf_object__find_map_by_name(obj, SMB_POLICY_MAP_NAME);
+	rm = bpf_object__find_map_by_name(obj, SMB_QOS_MAP_NAME);
+	if (c->nqos && !rm)
+		return p_err("the built-in object has no %s map",
+			     SMB_QOS_MAP_NAME);
 	for (i = 0; !err && i < c->nprefixes; i++)
 		err = bpf_map_update_elem(bpf_map__fd(pm), &c->prefixes[i].key,
 					  &c->prefixes[i].word, BPF_NOEXIST);
 	for (i = 0; !err && i < c->npolicies; i++)
 		err = bpf_map_update_elem(bpf_map__fd(qm), &c->policies[i].id,
 					  &c->policies[i].p, BPF_NOEXIST);
+	if (!err)
+		err = fill_names(obj, SMB_USERS_MAP_NAME, c->users, c->nusers);
+	if (!err)
+		err = fill_names(obj, SMB_SHARES_MAP_NAME, c->shares,
+				 c->nshares);
+	for (i = 0; !err && i < c->nqos; i++)
+		err = bpf_map_update_elem(bpf_map__fd(rm), &c->qos[i].id,
+					  &c->qos[i].q, BPF_NOEXIST);
 	if (err)
 		p_err("cannot fill the new maps: %s%s", strerror(-err),
 		      err == -ENOSPC ? " (a map is full)" : "");
@@ -65,7 +93,7 @@ static void print_diff(const struct conf *old, const struct conf *new,
 		       const char *verb, const char *file,
 		       const struct ns_ctx *ns)
 {
-	char *buf = NULL, *line, *save = NULL;
+	char *buf = NULL, *line, *save = NULL, *text;
 	size_t len = 0;
 	unsigned int n;
 	FILE *f = open_memstream(&buf, &len);
@@ -81,9 +109,15 @@ static void print_diff(const struct conf *old, const struct conf *new,
 		jsonw_uint_field(json_wtr, "changes", n);
 		jsonw_name(json_wtr, "diff");
 		jsonw_start_array(json_wtr);
+		/* A user or share name is any bytes: valid UTF-8 here. */
 		for (line = strtok_r(buf, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			jsonw_string(json_wtr, line);
+		     line = strtok_r(NULL, "\n", &save)) {
+			text = strdup(line);
+			if (text)
+				text_sanitize(text);
+			jsonw_string(json_wtr, text ? text : "");
+			free(text);
+		}
 		jsonw_end_array(json_wtr);
 		jsonw_end_object(json_wtr);
 	} else {
@@ -162,7 +196,8 @@ out:
  * @argc: must be 0.
  * @argv: unused.
  *
- * With -j: {"config": TEXT}.  "apply" takes the text back unchanged.
+ * With -j: {"config": TEXT}, TEXT made valid UTF-8 (a user or share
+ * name is any bytes).  "apply" takes the text back unchanged.
  *
  * Return: 0 or a negative errno, reported.
  */
@@ -184,7 +219,7 @@ int do_dump(int argc, char **argv)
 		conf_write(f, &g.c);
 		fclose(f);
 		jsonw_start_object(json_wtr);
-		jsonw_string_field(json_wtr, "config", buf);
+		json_text_field(json_wtr, "config", buf);
 		jsonw_end_object(json_wtr);
 		free(buf);
 	}

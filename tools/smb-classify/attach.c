@@ -122,9 +122,10 @@ static struct bpf_map *object_ops_map(struct bpf_object *obj,
 
 /*
  * Check the object's shared maps and, unless @fresh, make them the pinned
- * ones where those exist, so prefixes and policies survive load and
- * replace.  map_fd[i] is the reused pinned map's fd (the caller closes
- * it), else -1.  Return: 0 or a negative errno, reported.
+ * ones where those exist, so prefixes, policies, users, shares and the
+ * classes' reservations and limits survive load and replace.  map_fd[i]
+ * is the reused pinned map's fd (the caller closes it), else -1.
+ * Return: 0 or a negative errno, reported.
  */
 static int object_reuse_maps(struct ns_ctx *ns, struct bpf_object *obj,
 			     const char *label, bool fresh, int map_fd[NSHARED])
@@ -316,7 +317,7 @@ int ops_attach(struct ns_ctx *ns, const struct attach_req *req)
 {
 	const char *suffix = req->fill ? "_new" : "";
 	bool pinned[NSHARED] = { false }, stale;
-	int link_fd = -1, map_fd[NSHARED] = { -1, -1 }, err;
+	int link_fd = -1, map_fd[NSHARED] = { [0 ... NSHARED - 1] = -1 }, err;
 	struct ksched_state st = { 0 };
 	struct bpf_link *link = NULL;
 	struct bpf_link_info info;

@@ -23,10 +23,22 @@ struct conf_prefix {
 	uint32_t word;
 };
 
+/* One entry of the users or the shares map. */
+struct conf_name {
+	struct smb_name_key key;
+	uint32_t word;
+};
+
 /* One entry of the policy map. */
 struct conf_policy {
 	uint32_t id;
 	struct smb_policy p;
+};
+
+/* One entry of the qos map; the bytes between @id and @q are zero. */
+struct conf_qos {
+	uint32_t id;
+	struct smb_qos q;
 };
 
 /**
@@ -37,6 +49,12 @@ struct conf_policy {
  * @nprefixes:        number of @prefixes.
  * @policies:         policy entries, sorted by class id (malloc'ed).
  * @npolicies:        number of @policies.
+ * @users:            users map entries, sorted by name_cmp() (malloc'ed).
+ * @nusers:           number of @users.
+ * @shares:           shares map entries, sorted by name_cmp() (malloc'ed).
+ * @nshares:          number of @shares.
+ * @qos:              qos map entries, sorted by class id (malloc'ed).
+ * @nqos:             number of @qos.
  */
 struct conf {
 	bool has_max_inflight;
@@ -45,6 +63,12 @@ struct conf {
 	unsigned int nprefixes;
 	struct conf_policy *policies;
 	unsigned int npolicies;
+	struct conf_name *users;
+	unsigned int nusers;
+	struct conf_name *shares;
+	unsigned int nshares;
+	struct conf_qos *qos;
+	unsigned int nqos;
 };
 
 int conf_parse(FILE *f, const char *file, struct conf *c, char *err,
@@ -54,6 +78,8 @@ unsigned int conf_diff(FILE *out, const struct conf *old,
 		       const struct conf *new);
 int conf_prefix_cmp(const void *a, const void *b);
 int conf_policy_cmp(const void *a, const void *b);
+int conf_qos_cmp(const void *a, const void *b);
+int conf_name_cmp(const void *a, const void *b);
 void conf_free(struct conf *c);
 
 #endif /* SMB_CLASSIFY_CONF_H */

@@ -145,7 +145,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 
 /**
  * struct cmd - one command word, as bpftool's
- * @level: the words before it: "" at the top, or "prefix", "policy".
+ * @level: the words before it: "" at the top, or "prefix", "policy",
+ *         "user", "share", "class".
  * @name:  the word; a non-empty prefix of it selects it, the first row
  *         of its level that it abbreviates wins.
  * @func:  runs the rest of the words; NULL: they are of level @name.
@@ -172,7 +173,10 @@ static void usage(const struct cmd *cmds, const char *level)
 	printf("OPTIONS := { -j|--json | -p|--pretty | -n|--netns NETNS | -d|--debug |\n"
 	       "             -V|--version | -h|--help }, before or after the command\n"
 	       "CIDR := ADDR/LEN (strict; IPv4 stored as ::ffff:a.b.c.d)   CLASS := 0-65535\n"
+	       "NAME := a ksmbd account (user, 1-47 bytes) or share (1-63 bytes), A-Z as a-z\n"
 	       "N := bytes 0-16M, K or M suffix (64K, 1M)   FILE := %s by default\n"
+	       "class set: N := I/Os of 8 KiB a second, 1-10000000   MS := 1-10000\n"
+	       "           SIZE := bytes a second, 1-1024G, K, M or G suffix (512K, 20M, 1G)\n"
 	       "Words may be abbreviated.  See smb-classify(8), ksmbd-sched.conf(5).\n",
 	       CONF_DEFAULT);
 }
@@ -263,6 +267,26 @@ static const struct cmd cmds[] = {
 	{ "policy", "delete", policy_del, "del CLASS" },
 	{ "policy", "show", policy_show, "show" },
 	{ "policy", "list", policy_show },
+	{ "", "user" },
+	{ "user", "add", user_add,
+	  "add NAME CLASS [weight W] [per-peer [prefix6 LEN]]" },
+	{ "user", "delete", user_del, "del NAME" },
+	{ "user", "list", user_list, "list" },
+	{ "user", "show", user_list },
+	{ "", "share" },
+	{ "share", "add", share_add,
+	  "add NAME CLASS [weight W] [per-peer [prefix6 LEN]]" },
+	{ "share", "delete", share_del, "del NAME" },
+	{ "share", "list", share_list, "list" },
+	{ "share", "show", share_list },
+	{ "", "class" },
+	{ "class", "set", class_set,
+	  "set CLASS [reservation-iops N] [reservation-bytes SIZE]\n"
+	  "                                [limit-iops N] [limit-bytes SIZE] [burst MS]\n"
+	  "                                [scope dedicated|aggregated]" },
+	{ "class", "delete", class_del, "del CLASS" },
+	{ "class", "list", class_list, "list" },
+	{ "class", "show", class_list },
 	{ "", "apply", do_apply, "apply [FILE] [--dry-run]", true },
 	{ "", "dump", do_dump, "dump" },
 	{ "", "trace", do_trace, "trace [-c COUNT] [EVENT...] [filter EXPR]",

@@ -118,13 +118,16 @@ int link_check(struct ns_ctx *ns, const struct ksched_state *st,
  * @type:        map type (enum bpf_map_type) it must have.
  * @key:         key size.
  * @value:       value size.
- * @max_entries: of one created empty (prefix add, policy set).
+ * @max_entries: of one created empty (prefix add, policy set, user add,
+ *               share add, class set).
  * @what:        what it must be, for the error message.
  *
- * Each is filled by its own command (prefix add, policy set) before or
- * after load and outlives a replace: a new object's map of that name is
- * replaced by the pinned one, or, if none is pinned yet, pinned.  apply
- * instead fills fresh maps and pins them in place of the old ones.
+ * Each is filled by its own command (prefix add, policy set, user add,
+ * share add, class set) before or after load and outlives a replace: a
+ * new object's
+ * map of that name is replaced by the pinned one, or, if none is pinned
+ * yet, pinned.  apply instead fills fresh maps and pins them in place of
+ * the old ones.
  */
 struct shared_map {
 	const char *name;
@@ -132,10 +135,13 @@ struct shared_map {
 	const char *what;
 };
 
-enum { SHARED_PREFIXES, SHARED_POLICY, NSHARED };
+enum {
+	SHARED_PREFIXES, SHARED_POLICY, SHARED_USERS, SHARED_SHARES,
+	SHARED_QOS, NSHARED
+};
 extern const struct shared_map shared_maps[NSHARED];
 
-/* pins.c: the list; maps.c: the pinned prefixes and policy maps. */
+/* pins.c: the list; maps.c: the pinned maps of shared_maps[]. */
 int shared_open(struct ns_ctx *ns, unsigned int i, bool create, int *map_fd);
 int pinned_entries(struct ns_ctx *ns, struct conf *c, unsigned int *pinned);
 
@@ -193,7 +199,9 @@ const struct btf_type *ops_member_type(const struct btf *btf,
  * @c:       the entries of the pinned maps, and the attached ops'
  *           max_inflight (has_max_inflight: the link is ours and its ops
  *           were read).
- * @maps:    bit 0 the prefixes map is pinned, bit 1 the policy map.
+ * @maps:    bit i: the map shared_maps[i] is pinned (bit 0 the prefixes
+ *           map, bit 1 the policy map, bit 2 users, bit 3 shares, bit 4
+ *           qos).
  * @stale:   the pinned link was stale (see link_check()).
  * @link_id: id of the pinned link, also of a stale one.
  * @map_id:  its struct_ops map; 0 unless the link is ours and attached.
@@ -228,7 +236,7 @@ struct bpf_object;
  * @mode:         see enum attach_mode.
  * @has_max:      set the ops' max_inflight to @max_inflight.
  * @max_inflight: 0..KSMBD_SCHED_MAX_INFLIGHT_LIMIT.
- * @fill:         NULL: reuse the pinned prefixes and policy maps.  Else
+ * @fill:         NULL: reuse the pinned maps of shared_maps[].  Else
  *                the object's own fresh maps are filled by @fill after
  *                load and pinned in place of the old ones once the new
  *                program is attached (apply).
@@ -264,6 +272,15 @@ int prefix_list(int argc, char **argv);
 int policy_set(int argc, char **argv);
 int policy_del(int argc, char **argv);
 int policy_show(int argc, char **argv);
+int user_add(int argc, char **argv);
+int user_del(int argc, char **argv);
+int user_list(int argc, char **argv);
+int share_add(int argc, char **argv);
+int share_del(int argc, char **argv);
+int share_list(int argc, char **argv);
+int class_set(int argc, char **argv);
+int class_del(int argc, char **argv);
+int class_list(int argc, char **argv);
 int do_trace(int argc, char **argv);
 int do_apply(int argc, char **argv);
 int do_dump(int argc, char **argv);

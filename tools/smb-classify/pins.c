@@ -37,6 +37,17 @@ const struct shared_map shared_maps[NSHARED] = {
 			    sizeof(__u32), sizeof(struct smb_policy),
 			    SMB_POLICY_MAX,
 			    "a hash of __u32 class id to struct smb_policy" },
+	[SHARED_USERS] = { SMB_USERS_MAP_NAME, BPF_MAP_TYPE_HASH,
+			   sizeof(struct smb_name_key), sizeof(__u32),
+			   SMB_NAMES_MAX,
+			   "a hash of struct smb_name_key to __u32" },
+	[SHARED_SHARES] = { SMB_SHARES_MAP_NAME, BPF_MAP_TYPE_HASH,
+			    sizeof(struct smb_name_key), sizeof(__u32),
+			    SMB_NAMES_MAX,
+			    "a hash of struct smb_name_key to __u32" },
+	[SHARED_QOS] = { SMB_QOS_MAP_NAME, BPF_MAP_TYPE_HASH,
+			 sizeof(__u32), sizeof(struct smb_qos), SMB_QOS_MAX,
+			 "a hash of __u32 class id to struct smb_qos" },
 };
 
 static bool bpffs_mounted(void)

@@ -12,12 +12,22 @@
  *
  *   class: ID dispatched N bypassed N bytes N wait_ns N hist H0,H1,...
  *
- * Unknown keys, and lines that do not parse (a class line of another
- * shape), are skipped and counted, so a kernel that adds lines still
- * parses.  ksmbd_sched_clients has one line per dispatcher client:
+ * and, after it, for a class with a reservation or a limit:
  *
- *   client id=N class=N weight=N peer=ADDR|- conns=N queued=N inflight=N
- *          dispatched=N bytes=N [more key=value words]
+ *   class_qos: ID res_iops N res_bps N lim_iops N lim_bps N burst_ms N
+ *              aggregated 0|1 limited N throttled_ns N res_served N
+ *              res_missed N
+ *
+ * (one line; pairs "key value" in any order, those of a later kernel
+ * skipped).  Unknown keys, and lines that do not parse (a class line of
+ * another shape), are skipped and counted, so a kernel that adds lines
+ * still parses.  ksmbd_sched_clients has one line per dispatcher client:
+ *
+ *   client id=N class=N weight=N peer=ADDR|- [guid=GUID] conns=N queued=N
+ *          inflight=N dispatched=N bytes=N [more key=value words]
+ *
+ * guid= (with peer=-) for a client keyed by the ClientGUID of its
+ * NEGOTIATE: a per-peer class of a session or tree connect.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -95,6 +105,73 @@ int ksched_parse_class(const char *line, struct ksched_class *c)
 	return 0;
 }
 
+/* The numeric pairs of a class_qos line, in struct ksched_qos. */
+#define QKEY(k)		{ #k, offsetof(struct ksched_qos, k) }
+static const struct {
+	const char *key;
+	size_t off;
+} qos_keys[] = {
+	QKEY(res_iops), QKEY(res_bps), QKEY(lim_iops), QKEY(lim_bps),
+	QKEY(burst_ms), QKEY(aggregated), QKEY(limited), QKEY(throttled_ns),
+	QKEY(res_served), QKEY(res_missed),
+};
+#define NQOS_KEYS	(sizeof(qos_keys) / sizeof(qos_keys[0]))
+
+/**
+ * ksched_parse_qos() - parse one "class_qos: ..." line
+ * @line: the line, with or without its newline.
+ * @q:    output, set only on success.  Pairs "key value" in any order;
+ *        every key of struct ksched_qos once, each a decimal (aggregated
+ *        0 or 1); pairs of other keys, of a later kernel, are skipped.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int ksched_parse_qos(const char *line, struct ksched_qos *q)
+{
+	struct ksched_qos k = { 0 };
+	const char *p = line, *kw, *vw;
+	unsigned int seen = 0;
+	size_t kn, vn, i, off;
+	uint64_t id, v;
+
+	if (get_word(&p, "class_qos: ") || get_u64(&p, &id) || id > 0xffff)
+		return -EINVAL;
+	k.id = id;
+	while (*p == ' ') {
+		kw = ++p;
+		kn = strcspn(p, " \n");
+		p += kn;
+		if (!kn || *p != ' ')
+			return -EINVAL;
+		vw = ++p;
+		vn = strcspn(p, " \n");
+		p += vn;
+		if (!vn)
+			return -EINVAL;
+		for (i = 0; i < NQOS_KEYS; i++)
+			if (strlen(qos_keys[i].key) == kn &&
+			    !strncmp(kw, qos_keys[i].key, kn))
+				break;
+		if (i == NQOS_KEYS)
+			continue;	/* a pair of a later kernel */
+		if ((seen & (1U << i)) || get_u64(&vw, &v) || vw != p)
+			return -EINVAL;
+		seen |= 1U << i;
+		off = qos_keys[i].off;
+		if (off == offsetof(struct ksched_qos, aggregated)) {
+			if (v > 1)
+				return -EINVAL;
+			k.aggregated = v;
+		} else {
+			*(uint64_t *)((char *)&k + off) = v;
+		}
+	}
+	if ((*p && strcmp(p, "\n")) || seen != (1U << NQOS_KEYS) - 1)
+		return -EINVAL;
+	*q = k;
+	return 0;
+}
+
 /* Room for one more element at the end of *@arr.  Return: it, or NULL. */
 static void *append(void *arr, unsigned int *n, size_t esz)
 {
@@ -113,6 +190,8 @@ const struct ksched_field ksched_fields[] = {
 	KEY(attached, STATE), KEY(link_id, STATE), KEY(serves, STATE),
 	KEY(conns_classified, COUNTER), KEY(reqs_classified, COUNTER),
 	KEY(class_clamped, COUNTER), KEY(verdict_clamped, COUNTER),
+	KEY(sessions_classified, HOOKS), KEY(trees_classified, HOOKS),
+	KEY(classes_initialised, HOOKS), KEY(class_params_clamped, HOOKS),
 	KEY(max_inflight, DISP), KEY(budget_min, DISP), KEY(budget_max, DISP),
 	KEY(budget_base_ns, DISP), KEY(budget_changes, DISP),
 	KEY(inflight, DISP), KEY(queued, DISP),
@@ -151,23 +230,43 @@ static void set_at(void *base, size_t off, size_t size, uint64_t v)
 		*(uint64_t *)p = v;
 }
 
+/* The class_qos lines read so far, for merge_qos(). */
+struct qos_lines {
+	struct ksched_qos *q;
+	unsigned int n;
+};
+
 /**
  * ksched_parse_line() - take one line of /proc/net/ksmbd_sched into @st
  * @st:   state being filled (start from ksched_parse() or zeroed).
+ * @ql:   class_qos lines, kept aside.
  * @line: the line.
  *
  * A line that does not parse is counted in @st->skipped.
  *
  * Return: 0, or -ENOMEM.
  */
-static int ksched_parse_line(struct ksched_state *st, const char *line)
+static int ksched_parse_line(struct ksched_state *st, struct qos_lines *ql,
+			     const char *line)
 {
 	struct ksched_kv kv, *kvp;
 	struct ksched_class c, *cp;
+	struct ksched_qos q, *qp;
 	const char *p;
 	uint64_t v;
 	size_t i;
 
+	if (!strncmp(line, "class_qos:", 10)) {
+		if (ksched_parse_qos(line, &q)) {
+			st->skipped++;
+			return 0;
+		}
+		qp = append(&ql->q, &ql->n, sizeof(q));
+		if (!qp)
+			return -ENOMEM;
+		*qp = q;
+		return 0;
+	}
 	if (!strncmp(line, "class:", 6)) {
 		if (ksched_parse_class(line, &c)) {
 			st->skipped++;
@@ -200,8 +299,42 @@ static int ksched_parse_line(struct ksched_state *st, const char *line)
 		else
 			set_at(st, ksched_fields[i].off, ksched_fields[i].size,
 			       v);
+		st->has_hooks |= ksched_fields[i].group == KSCHED_G_HOOKS;
 		st->has_disp |= ksched_fields[i].group == KSCHED_G_DISP;
 		st->has_held |= ksched_fields[i].group == KSCHED_G_HELD;
+	}
+	return 0;
+}
+
+/*
+ * Each class_qos line into its class: the first "class:" line of its id,
+ * or a class of no requests added at the end when there is none.  A
+ * second class_qos line of one class is skipped.  Return: 0 or -ENOMEM.
+ */
+static int merge_qos(struct ksched_state *st, const struct qos_lines *ql)
+{
+	struct ksched_class *c;
+	unsigned int i, j;
+
+	for (i = 0; i < ql->n; i++) {
+		for (j = 0; j < st->nclasses; j++)
+			if (st->classes[j].id == ql->q[i].id)
+				break;
+		if (j < st->nclasses) {
+			c = &st->classes[j];
+		} else {
+			c = append(&st->classes, &st->nclasses, sizeof(*c));
+			if (!c)
+				return -ENOMEM;
+			memset(c, 0, sizeof(*c));
+			c->id = ql->q[i].id;
+		}
+		if (c->has_qos) {
+			st->skipped++;
+			continue;
+		}
+		c->has_qos = true;
+		c->qos = ql->q[i];
 	}
 	return 0;
 }
@@ -215,19 +348,20 @@ static int ksched_parse_line(struct ksched_state *st, const char *line)
  */
 int ksched_parse(FILE *f, struct ksched_state *st)
 {
+	struct qos_lines ql = { 0 };
 	char line[1024];
-	int err;
+	int err = 0;
 
 	memset(st, 0, sizeof(*st));
 	snprintf(st->name, sizeof(st->name), "-");
-	while (fgets(line, sizeof(line), f)) {
-		err = ksched_parse_line(st, line);
-		if (err) {
-			ksched_free(st);
-			return err;
-		}
-	}
-	return 0;
+	while (!err && fgets(line, sizeof(line), f))
+		err = ksched_parse_line(st, &ql, line);
+	if (!err)
+		err = merge_qos(st, &ql);
+	free(ql.q);
+	if (err)
+		ksched_free(st);
+	return err;
 }
 
 /** ksched_free() - free the lines of @st; it stays usable */
@@ -254,7 +388,10 @@ void ksched_free(struct ksched_state *st)
 const struct ksched_client_field ksched_client_fields[] = {
 	CKEY("id", 6, id, UINT32_MAX), CKEY("class", 5, class_id, 0xffff),
 	CKEY("weight", 6, weight, 255),
-	{ "peer", -39, offsetof(struct ksched_client, peer), 0, 0 },
+	{ "peer", -39, offsetof(struct ksched_client, peer), 0,
+	  sizeof(((struct ksched_client *)0)->peer) },
+	{ "guid", -36, offsetof(struct ksched_client, guid), 0,
+	  sizeof(((struct ksched_client *)0)->guid) },
 	CKEY("conns", 5, conns, UINT64_MAX),
 	CKEY("queued", 6, queued, UINT64_MAX),
 	CKEY("inflight", 8, inflight, UINT64_MAX),
@@ -292,7 +429,7 @@ static int ksched_parse_client(const char *line, struct ksched_client *c)
 		w += kn + 1;
 		dst = (char *)&k + f->off;
 		if (!f->size) {
-			if (w == p || (size_t)(p - w) >= sizeof(k.peer))
+			if (w == p || (size_t)(p - w) >= f->max)
 				return -EINVAL;
 			memcpy(dst, w, p - w);
 			dst[p - w] = '\0';

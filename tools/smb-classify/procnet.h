@@ -22,6 +22,36 @@
 #define KSCHED_HIST_MAX		64
 
 /**
+ * struct ksched_qos - one "class_qos:" line: a class's reservation and
+ *                     limit in force, and what they did
+ * @id:           class id.
+ * @res_iops:     reservation, I/Os of 8 KiB of cost a second; 0: none.
+ * @res_bps:      reservation, bytes of cost a second; 0: none.
+ * @lim_iops:     limit, I/Os a second; 0: none.
+ * @lim_bps:      limit, bytes a second; 0: none.
+ * @burst_ms:     depth of the token buckets, ms (the default resolved).
+ * @aggregated:   of the class as a whole, else of each of its clients.
+ * @limited:      times a client of the class waited for its limit.
+ * @throttled_ns: how long its clients waited for the limit, ns.
+ * @res_served:   requests served ahead of the round for the reservation.
+ * @res_missed:   times the reservation fell a burst behind while its
+ *                requests waited: the server could not meet it.
+ */
+struct ksched_qos {
+	uint32_t id;
+	uint64_t res_iops;
+	uint64_t res_bps;
+	uint64_t lim_iops;
+	uint64_t lim_bps;
+	uint64_t burst_ms;
+	bool aggregated;
+	uint64_t limited;
+	uint64_t throttled_ns;
+	uint64_t res_served;
+	uint64_t res_missed;
+};
+
+/**
  * struct ksched_class - one "class:" line: dispatch counters of a class
  * @id:         class id.
  * @dispatched: data requests dispatched.
@@ -30,6 +60,8 @@
  * @wait_ns:    sum of their waits in the dispatcher, ns.
  * @nhist:      buckets read (KSCHED_HIST_BUCKETS from this kernel).
  * @hist:       the wait histogram.
+ * @has_qos:    a "class_qos:" line of the class was read, into @qos.
+ * @qos:        its reservation and limit.
  */
 struct ksched_class {
 	uint32_t id;
@@ -39,6 +71,8 @@ struct ksched_class {
 	uint64_t wait_ns;
 	unsigned int nhist;
 	uint64_t hist[KSCHED_HIST_MAX];
+	bool has_qos;
+	struct ksched_qos qos;
 };
 
 /**
@@ -51,6 +85,12 @@ struct ksched_class {
  * @reqs_classified:  requests classified.
  * @class_clamped:    class words with reserved bits, clamped.
  * @verdict_clamped:  verdicts out of range, clamped.
+ * @has_hooks:        the kernel reports the four below.
+ * @sessions_classified: sessions classify_session() gave a class.
+ * @trees_classified: tree connects classify_tree() gave a class.
+ * @classes_initialised: times init_class() gave a class its reservation
+ *                    and limit.
+ * @class_params_clamped: times the kernel clamped what it gave.
  * @has_disp:         the dispatcher lines were there (a program is
  *                    attached, and the kernel has a dispatcher).
  * @max_inflight:     dispatch budget in force.
@@ -66,8 +106,10 @@ struct ksched_class {
  * @has_held:         the kernel reports what it holds (payloads lines).
  * @payloads:         spliced READ payloads held by work items (global).
  * @payload_pages:    pages they reference, PAGE_SIZE units (global).
- * @classes:          "class:" lines in kernel order (malloc'ed; free
- *                    with ksched_free()).
+ * @classes:          "class:" lines in kernel order, each with its
+ *                    "class_qos:" line if any; a class_qos line without
+ *                    a class line adds a class of no requests at the
+ *                    end (malloc'ed; free with ksched_free()).
  * @nclasses:         number of @classes.
  * @kv:               every "key: value" line as written, for -j status
  *                    (malloc'ed, ksched_free()).
@@ -83,6 +125,11 @@ struct ksched_state {
 	uint64_t reqs_classified;
 	uint64_t class_clamped;
 	uint64_t verdict_clamped;
+	bool has_hooks;
+	uint64_t sessions_classified;
+	uint64_t trees_classified;
+	uint64_t classes_initialised;
+	uint64_t class_params_clamped;
 	bool has_disp;
 	uint32_t max_inflight;
 	uint32_t budget_min;
@@ -111,7 +158,9 @@ struct ksched_state {
  * @id:         dispatcher client id.
  * @class_id:   its class.
  * @weight:     its weight, 1..255.
- * @peer:       its peer address (%pI6c), or "-" for a whole class.
+ * @peer:       its peer address (%pI6c), or "-" for a whole class and
+ *              for a client keyed by ClientGUID.
+ * @guid:       the ClientGUID that keys it (%pUl), or "" when none.
  * @conns:      connections feeding it.
  * @queued:     requests waiting.
  * @inflight:   requests running.
@@ -123,6 +172,7 @@ struct ksched_client {
 	uint32_t class_id;
 	uint32_t weight;
 	char peer[48];
+	char guid[40];
 	uint64_t conns;
 	uint64_t queued;
 	uint64_t inflight;
@@ -134,12 +184,15 @@ struct ksched_client {
  * enum ksched_group - which part of "status" a numeric key belongs to
  * @KSCHED_G_STATE:   attached, link_id, serves (shown in their own words).
  * @KSCHED_G_COUNTER: the classification counters.
+ * @KSCHED_G_HOOKS:   the counters of classify_session(), classify_tree()
+ *                    and init_class(), from a kernel that has them.
  * @KSCHED_G_DISP:    the dispatcher (present while a program is attached).
  * @KSCHED_G_HELD:    payloads held (all netns).
  */
 enum ksched_group {
 	KSCHED_G_STATE,
 	KSCHED_G_COUNTER,
+	KSCHED_G_HOOKS,
 	KSCHED_G_DISP,
 	KSCHED_G_HELD,
 };
@@ -167,8 +220,8 @@ extern const unsigned int ksched_nfields;
  * @key:   its key in the kernel's line and in JSON ("peer", "conns").
  * @width: its column in the text listing (negative: left-justified).
  * @off:   offset in struct ksched_client.
- * @size:  size there: 4 or 8, or 0 for the string @peer.
- * @max:   largest value accepted.
+ * @size:  size there: 4 or 8, or 0 for a string (@peer, @guid).
+ * @max:   largest value accepted; of a string, the size of its buffer.
  */
 struct ksched_client_field {
 	const char *key;
@@ -184,6 +237,7 @@ uint64_t ksched_value(const void *base, size_t off, size_t size);
 int ksched_parse(FILE *f, struct ksched_state *st);
 void ksched_free(struct ksched_state *st);
 int ksched_parse_class(const char *line, struct ksched_class *c);
+int ksched_parse_qos(const char *line, struct ksched_qos *q);
 int ksched_parse_clients(FILE *f, struct ksched_client **out,
 			 unsigned int *n);
 uint64_t ksched_ring_lost(const char *stats);

@@ -6,6 +6,7 @@
  * ops), then print it in the form asked for.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,42 @@ static void json_kv(const struct ksched_kv *kv)
 		json_text_field(json_wtr, kv->key, kv->val);
 }
 
+/*
+ * The member "qos" of a class: its reservation and limit in force (a
+ * rate of 0, none, as null), what they did, and "reservation_met" when
+ * it has a reservation (null otherwise); null for a class without them.
+ */
+static void json_class_qos(const struct ksched_class *c)
+{
+	const struct ksched_qos *q = &c->qos;
+	bool res = q->res_iops || q->res_bps;
+
+	jsonw_name(json_wtr, "qos");
+	if (!c->has_qos) {
+		jsonw_null(json_wtr);
+		return;
+	}
+	jsonw_start_object(json_wtr);
+	jsonw_string_field(json_wtr, "scope",
+			   q->aggregated ? "aggregated" : "dedicated");
+	json_uint_or_null(json_wtr, "reservation_iops", q->res_iops,
+			  q->res_iops);
+	json_uint_or_null(json_wtr, "reservation_bytes", q->res_bps,
+			  q->res_bps);
+	json_uint_or_null(json_wtr, "limit_iops", q->lim_iops, q->lim_iops);
+	json_uint_or_null(json_wtr, "limit_bytes", q->lim_bps, q->lim_bps);
+	jsonw_uint_field(json_wtr, "burst_ms", q->burst_ms);
+	jsonw_uint_field(json_wtr, "limited", q->limited);
+	jsonw_uint_field(json_wtr, "throttled_ns", q->throttled_ns);
+	jsonw_uint_field(json_wtr, "res_served", q->res_served);
+	jsonw_uint_field(json_wtr, "res_missed", q->res_missed);
+	if (res)
+		jsonw_bool_field(json_wtr, "reservation_met", !q->res_missed);
+	else
+		jsonw_null_field(json_wtr, "reservation_met");
+	jsonw_end_object(json_wtr);
+}
+
 static void json_class(const struct ksched_class *c)
 {
 	uint64_t bound;
@@ -89,6 +126,7 @@ static void json_class(const struct ksched_class *c)
 	for (j = 0; j < c->nhist; j++)
 		jsonw_uint(json_wtr, c->hist[j]);
 	jsonw_end_array(json_wtr);
+	json_class_qos(c);
 	jsonw_end_object(json_wtr);
 }
 
@@ -123,17 +161,18 @@ static void group_out(const struct ksched_state *st, enum ksched_group g)
 	const struct ksched_field *f;
 	unsigned long long v;
 	unsigned int i;
+	int pad;
 
 	for (i = 0; i < ksched_nfields; i++) {
 		f = &ksched_fields[i];
 		if (f->group != g)
 			continue;
 		v = ksched_value(st, f->off, f->size);
+		pad = 18 - (int)strlen(f->key);
 		if (json_output)
 			jsonw_uint_field(json_wtr, f->key, v);
 		else
-			printf("%s:%*s%llu\n", f->key, 18 - (int)strlen(f->key),
-			       "", v);
+			printf("%s:%*s%llu\n", f->key, pad > 1 ? pad : 1, "", v);
 	}
 }
 
@@ -176,6 +215,8 @@ static void status_json(const struct status *s)
 	json_uint_or_null(json_wtr, "prefixes", g->maps & 1, g->c.nprefixes);
 	json_uint_or_null(json_wtr, "policies", g->maps & 2, g->c.npolicies);
 	group_out(st, KSCHED_G_COUNTER);
+	if (st->has_hooks)
+		group_out(st, KSCHED_G_HOOKS);
 	jsonw_bool_field(json_wtr, "removed_stale_pins", g->stale);
 	jsonw_name(json_wtr, "dispatcher");
 	if (!st->has_disp) {
@@ -212,6 +253,73 @@ static void p99_text(const struct ksched_class *c, char *buf, size_t len)
 	snprintf(buf, len, "%s %s", open ? ">=" : "<=", dur);
 }
 
+/* Rates as text: "100 IOPS", "20M/s", "100 IOPS+20M/s", or "-". */
+static void rates_text(uint64_t iops, uint64_t bps, char *buf, size_t len)
+{
+	char sz[SIZE_STRLEN];
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (iops)
+		o = snprintf(buf, len, "%llu IOPS", (unsigned long long)iops);
+	if (bps && o < len) {
+		format_size(bps, sz, sizeof(sz));
+		snprintf(buf + o, len - o, "%s%s/s", o ? "+" : "", sz);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+/*
+ * The classes with a reservation or a limit: what is in force, times
+ * limited and how long, requests served for the reservation and times it
+ * was missed; "-" for what the class does not have.
+ */
+static void status_qos_text(const struct ksched_state *st)
+{
+	char res[48], lim[48], burst[24], lcount[24], thr[32], served[24];
+	char missed[24];
+	const struct ksched_qos *q;
+	unsigned int i;
+	bool head = false;
+
+	for (i = 0; i < st->nclasses; i++) {
+		if (!st->classes[i].has_qos)
+			continue;
+		q = &st->classes[i].qos;
+		if (!head)
+			printf("reservations and limits:\n  %5s  %-18s  %-18s  %7s  %-10s  %8s  %9s  %10s  %10s  %s\n",
+			       "CLASS", "RESERVATION", "LIMIT", "BURST", "SCOPE",
+			       "LIMITED", "THROTTLED", "RES-SERVED",
+			       "RES-MISSED", "MET");
+		head = true;
+		rates_text(q->res_iops, q->res_bps, res, sizeof(res));
+		rates_text(q->lim_iops, q->lim_bps, lim, sizeof(lim));
+		snprintf(burst, sizeof(burst), "%llu ms",
+			 (unsigned long long)q->burst_ms);
+		snprintf(lcount, sizeof(lcount), "-");
+		snprintf(thr, sizeof(thr), "-");
+		snprintf(served, sizeof(served), "-");
+		snprintf(missed, sizeof(missed), "-");
+		if (q->lim_iops || q->lim_bps) {
+			snprintf(lcount, sizeof(lcount), "%llu",
+				 (unsigned long long)q->limited);
+			trace_format_ns(q->throttled_ns, thr, sizeof(thr));
+		}
+		if (q->res_iops || q->res_bps) {
+			snprintf(served, sizeof(served), "%llu",
+				 (unsigned long long)q->res_served);
+			snprintf(missed, sizeof(missed), "%llu",
+				 (unsigned long long)q->res_missed);
+		}
+		printf("  %5u  %-18s  %-18s  %7s  %-10s  %8s  %9s  %10s  %10s  %s\n",
+		       st->classes[i].id, res, lim, burst,
+		       q->aggregated ? "aggregated" : "dedicated", lcount, thr,
+		       served, missed, !(q->res_iops || q->res_bps) ? "-" :
+		       q->res_missed ? "no" : "yes");
+	}
+}
+
 static void status_classes_text(const struct ksched_state *st)
 {
 	const struct ksched_class *c;
@@ -238,6 +346,7 @@ static void status_classes_text(const struct ksched_state *st)
 		       (unsigned long long)c->bypassed,
 		       (unsigned long long)c->bytes, mean, p99);
 	}
+	status_qos_text(st);
 }
 
 static void status_text(const struct status *s)
@@ -275,6 +384,8 @@ static void status_text(const struct status *s)
 	else
 		printf("policies:          none pinned (all classes: defaults, see policy show)\n");
 	group_out(st, KSCHED_G_COUNTER);
+	if (st->has_hooks)
+		group_out(st, KSCHED_G_HOOKS);
 	if (st->has_held)
 		printf("held:              %llu payloads, %llu pages (all netns)\n",
 		       (unsigned long long)st->payloads,
@@ -302,6 +413,107 @@ static void om_sample(const char *name, unsigned long ino, const char *cls,
 	if (le)
 		printf(",le=\"%s\"", le);
 	printf("} %llu\n", (unsigned long long)v);
+}
+
+/* A sample of seconds, from @ns: ksmbd_sched_NAME{netns,class} S. */
+static void om_seconds(const char *name, unsigned long ino, const char *cls,
+		       uint64_t ns)
+{
+	printf("ksmbd_sched_%s{netns=\"%lu\",class=\"%s\"} %.9f\n", name,
+	       ino, cls, ns / 1e9);
+}
+
+/*
+ * The classes' reservations and limits, of the classes that have them:
+ * what they did (counters) and what is in force (gauges; a rate a class
+ * does not have has no sample).
+ */
+static void om_qos(const struct status *s)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} counters[] = {
+		{ "class_limited",
+		  "times a client of the class waited for its limit",
+		  offsetof(struct ksched_qos, limited) },
+		{ "class_reservation_served",
+		  "requests served ahead of the round for the class's reservation",
+		  offsetof(struct ksched_qos, res_served) },
+		{ "class_reservation_missed",
+		  "times the class's reservation fell a burst behind while its requests waited",
+		  offsetof(struct ksched_qos, res_missed) },
+	}, gauges[] = {
+		{ "class_reservation_iops",
+		  "reservation, I/Os of 8 KiB of cost a second",
+		  offsetof(struct ksched_qos, res_iops) },
+		{ "class_reservation_bytes_per_second",
+		  "reservation, bytes of cost a second",
+		  offsetof(struct ksched_qos, res_bps) },
+		{ "class_limit_iops", "limit, I/Os of 8 KiB of cost a second",
+		  offsetof(struct ksched_qos, lim_iops) },
+		{ "class_limit_bytes_per_second", "limit, bytes of cost a second",
+		  offsetof(struct ksched_qos, lim_bps) },
+	};
+	const struct ksched_state *st = &s->g.st;
+	const struct ksched_qos *q;
+	unsigned long ino = s->ns.ino;
+	char cls[16], total[64];
+	unsigned int i, k;
+	uint64_t v;
+
+	for (k = 0; k < ARRAY_SIZE(counters); k++) {
+		om_family(counters[k].name, "counter", counters[k].help);
+		snprintf(total, sizeof(total), "%s_total", counters[k].name);
+		for (i = 0; i < st->nclasses; i++) {
+			if (!st->classes[i].has_qos)
+				continue;
+			snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
+			om_sample(total, ino, cls, NULL,
+				  ksched_value(&st->classes[i].qos,
+					       counters[k].off,
+					       sizeof(uint64_t)));
+		}
+	}
+	om_family("class_throttled_seconds", "counter",
+		  "time clients of the class waited for its limit");
+	for (i = 0; i < st->nclasses; i++) {
+		if (!st->classes[i].has_qos)
+			continue;
+		snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
+		om_seconds("class_throttled_seconds_total", ino, cls,
+			   st->classes[i].qos.throttled_ns);
+	}
+	for (k = 0; k < ARRAY_SIZE(gauges); k++) {
+		om_family(gauges[k].name, "gauge", gauges[k].help);
+		for (i = 0; i < st->nclasses; i++) {
+			if (!st->classes[i].has_qos)
+				continue;
+			v = ksched_value(&st->classes[i].qos, gauges[k].off,
+					 sizeof(uint64_t));
+			snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
+			if (v)
+				om_sample(gauges[k].name, ino, cls, NULL, v);
+		}
+	}
+	om_family("class_burst_seconds", "gauge",
+		  "depth of the class's token buckets");
+	for (i = 0; i < st->nclasses; i++) {
+		if (!st->classes[i].has_qos)
+			continue;
+		snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
+		om_seconds("class_burst_seconds", ino, cls,
+			   st->classes[i].qos.burst_ms * 1000000);
+	}
+	om_family("class_aggregated", "gauge",
+		  "1: the reservation and limit are the class's as a whole, 0: each client's");
+	for (i = 0; i < st->nclasses; i++) {
+		q = &st->classes[i].qos;
+		if (!st->classes[i].has_qos)
+			continue;
+		snprintf(cls, sizeof(cls), "%u", st->classes[i].id);
+		om_sample("class_aggregated", ino, cls, NULL, q->aggregated);
+	}
 }
 
 /* Sum of a per-client value over the clients of class @id. */
@@ -376,6 +588,24 @@ static void status_openmetrics(const struct status *s)
 	om_family("classified_requests", "counter", "requests classified");
 	om_sample("classified_requests_total", ino, NULL, NULL,
 		  st->reqs_classified);
+	if (st->has_hooks) {
+		om_family("classified_sessions", "counter",
+			  "sessions classified by classify_session()");
+		om_sample("classified_sessions_total", ino, NULL, NULL,
+			  st->sessions_classified);
+		om_family("classified_trees", "counter",
+			  "tree connects classified by classify_tree()");
+		om_sample("classified_trees_total", ino, NULL, NULL,
+			  st->trees_classified);
+		om_family("initialised_classes", "counter",
+			  "times init_class() gave a class its reservation and limit");
+		om_sample("initialised_classes_total", ino, NULL, NULL,
+			  st->classes_initialised);
+		om_family("clamped_class_params", "counter",
+			  "times the kernel clamped what init_class() gave");
+		om_sample("clamped_class_params_total", ino, NULL, NULL,
+			  st->class_params_clamped);
+	}
 	if (st->has_disp) {
 		om_family("max_inflight", "gauge", "dispatch budget in force");
 		om_sample("max_inflight", ino, NULL, NULL, st->max_inflight);
@@ -408,6 +638,8 @@ static void status_openmetrics(const struct status *s)
 		  "time data requests waited in the dispatcher");
 	for (i = 0; i < st->nclasses; i++) {
 		c = &st->classes[i];
+		if (!c->nhist)	/* a class_qos line alone: no histogram */
+			continue;
 		snprintf(cls, sizeof(cls), "%u", c->id);
 		for (j = 0, cum = 0; j < c->nhist; j++) {
 			cum += c->hist[j];
@@ -420,6 +652,7 @@ static void status_openmetrics(const struct status *s)
 		printf("ksmbd_sched_wait_seconds_sum{netns=\"%lu\",class=\"%s\"} %.9f\n",
 		       ino, cls, c->wait_ns / 1e9);
 	}
+	om_qos(s);
 	printf("# EOF\n");
 }
 
@@ -527,18 +760,24 @@ int do_status(int argc, char **argv)
 
 /*
  * One client as a JSON object or a text row, the fields and columns of
- * ksched_client_fields; @c NULL: the text header.
+ * ksched_client_fields; @c NULL: the text header.  A string that is "-"
+ * or empty (no peer, no ClientGUID) is null in JSON and "-" in text; the
+ * text has a GUID column only when @guids.
  */
-static void client_row(struct ksched_client *c)
+static void client_row(struct ksched_client *c, bool guids)
 {
 	const struct ksched_client_field *f;
-	char head[16];
+	char head[16], *str;
 	unsigned int i, j;
 
 	if (json_output)
 		jsonw_start_object(json_wtr);
 	for (i = 0; i < ksched_client_nfields; i++) {
 		f = &ksched_client_fields[i];
+		str = c && !f->size ? (char *)c + f->off : NULL;
+		if (!json_output && !guids &&
+		    f->off == offsetof(struct ksched_client, guid))
+			continue;
 		if (!c) {
 			for (j = 0; f->key[j] && j < sizeof(head) - 1; j++)
 				head[j] = f->key[j] - 'a' + 'A';
@@ -551,13 +790,14 @@ static void client_row(struct ksched_client *c)
 			printf("%s%*llu", i ? "  " : "", f->width,
 			       (unsigned long long)ksched_value(c, f->off,
 								 f->size));
-		} else if (json_output && !strcmp(c->peer, "-")) {
+		} else if (json_output && (!*str || !strcmp(str, "-"))) {
 			jsonw_null_field(json_wtr, f->key);
 		} else if (json_output) {
-			json_text_field(json_wtr, f->key, c->peer);
+			json_text_field(json_wtr, f->key, str);
 		} else {
-			text_sanitize(c->peer);
-			printf("%s%*s", i ? "  " : "", f->width, c->peer);
+			text_sanitize(str);
+			printf("%s%*s", i ? "  " : "", f->width,
+			       *str ? str : "-");
 		}
 	}
 	if (json_output)
@@ -576,6 +816,7 @@ static void client_row(struct ksched_client *c)
 int do_clients(int argc, char **argv)
 {
 	struct ksched_client *c = NULL;
+	bool guids = false;
 	struct ns_ctx ns;
 	long n, i;
 	int err;
@@ -590,15 +831,17 @@ int do_clients(int argc, char **argv)
 		      "cannot read %s: %s", KSCHED_CLIENTS_PROC, strerror(-err));
 		return err;
 	}
+	for (i = 0; i < n; i++)
+		guids |= c[i].guid[0] != '\0';
 	if (json_output)
 		jsonw_start_array(json_wtr);
 	else if (!n)
 		printf("no clients in netns %lu (nothing attached, or no connection yet)\n",
 		       ns.ino);
 	else
-		client_row(NULL);
+		client_row(NULL, guids);
 	for (i = 0; i < n; i++)
-		client_row(&c[i]);
+		client_row(&c[i], guids);
 	if (json_output)
 		jsonw_end_array(json_wtr);
 	free(c);

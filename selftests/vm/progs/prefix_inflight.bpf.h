@@ -4,9 +4,11 @@
  * dispatch budget, for the fairness tests and the benchmark
  *
  * classify_conn() is bpf/smb_classify.bpf.c's: the class word of the
- * longest prefix in the "prefixes" LPM trie covering the peer, else 0.
- * The map has the reference program's name and layout, so "smb-classify
- * load OBJ" reuses the pinned one and "smb-classify prefix add" fills it.
+ * longest prefix in the "prefixes" LPM trie covering the peer, else 0;
+ * classify_session() and classify_tree() are the reference's too
+ * (smb_classes.bpf.h).  The maps have the reference program's names and
+ * layouts, so "smb-classify load OBJ" reuses the pinned ones and
+ * "smb-classify prefix add", "user add" and "share add" fill them.
  * What differs is .max_inflight: a small budget makes requests wait in
  * the dispatcher, so its round-robin order decides who is served.
  *
@@ -20,6 +22,7 @@
 #include "ksmbd_sched_ops.bpf.h"
 
 #include "smb_classify.h"
+#include "smb_classes.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -58,6 +61,9 @@ SEC(".struct_ops.link")
 struct ksmbd_sched_ops PREFIX_OPS_NAME = {
 	.classify_conn	= (void *)inflight_classify_conn,
 	.classify_req	= (void *)inflight_classify_req,
+	.classify_session = (void *)classify_session,
+	.classify_tree	= (void *)classify_tree,
+	.init_class	= (void *)init_class,
 	.max_inflight	= PREFIX_MAX_INFLIGHT,
 	.timeout_ms	= PREFIX_TIMEOUT_MS,
 	.flags		= 0,

@@ -267,7 +267,7 @@ vm_check "edge prefixes stored as written ($got)" test "$got" = "$want"
 
 # ---- JSON outputs parse -----------------------------------------------------
 out=$(smb-classify -j status)
-vm_check "status -j parses" sched_jq '.attached == true and .pinned == true and .serves == true and (.progs | length) == 2 and .prefixes == 8' "$out"
+vm_check "status -j parses" sched_jq '.attached == true and .pinned == true and .serves == true and (.progs | length) == 5 and .prefixes == 8' "$out"
 out=$(smb-classify -p status)
 vm_check "status -p parses" sched_jq '.netns_ino > 0' "$out"
 out=$(smb-classify -p prefix list)

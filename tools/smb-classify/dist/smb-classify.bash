@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 # bash completion for smb-classify(8): commands, options, and from the
-# running state the classes (policy del/set, prefix add) and the prefixes
-# (prefix del), and the ksmbd events (trace).
+# running state the classes (policy del/set, prefix add, user add, share
+# add, class set), the prefixes (prefix del), users (user del), shares
+# (share del) and classes with a reservation or limit (class del), and
+# the ksmbd events (trace).
 
 _smb_classify_netns()
 {
@@ -14,12 +16,16 @@ _smb_classify_netns()
 	done
 }
 
-# The classes of the running policy: prefix list and policy show.
+# The classes of the running policy: prefix, user, share, class list and
+# policy show.
 _smb_classify_classes()
 {
-	# shellcheck disable=SC2046
-	smb-classify $(_smb_classify_netns) -j prefix list 2>/dev/null |
-		grep -o '"class":[0-9]*' | cut -d: -f2
+	local what
+	for what in prefix user share class; do
+		# shellcheck disable=SC2046
+		smb-classify $(_smb_classify_netns) -j $what list 2>/dev/null |
+			grep -o '"class":[0-9]*' | cut -d: -f2
+	done
 	# shellcheck disable=SC2046
 	smb-classify $(_smb_classify_netns) -j policy show 2>/dev/null |
 		grep -o '"class":[0-9]*' | cut -d: -f2
@@ -30,6 +36,37 @@ _smb_classify_prefixes()
 	# shellcheck disable=SC2046
 	smb-classify $(_smb_classify_netns) -j prefix list 2>/dev/null |
 		grep -o '"prefix":"[^"]*"' | cut -d'"' -f4
+}
+
+# The names of "user list" or "share list" ($1), for "user del" and
+# "share del"; names with a space or a quote are left out.
+_smb_classify_names()
+{
+	# shellcheck disable=SC2046
+	smb-classify $(_smb_classify_netns) -j "$1" list 2>/dev/null |
+		grep -o "\"$1\":\"[^\" ]*\"" | cut -d'"' -f4
+}
+
+# The classes of "class list", for "class del".
+_smb_classify_qos_classes()
+{
+	# shellcheck disable=SC2046
+	smb-classify $(_smb_classify_netns) -j class list 2>/dev/null |
+		grep -o '"class":[0-9]*' | cut -d: -f2
+}
+
+# The words of "class set CLASS ..." not given yet ($@: those given).
+_smb_classify_qos_words()
+{
+	local w g left=""
+	for w in reservation-iops reservation-bytes limit-iops limit-bytes \
+		burst scope; do
+		for g in "$@"; do
+			[[ $g == "$w" ]] && continue 2
+		done
+		left+="$w "
+	done
+	echo "$left"
 }
 
 # The ksmbd tracepoints, for "trace EVENT...".
@@ -75,12 +112,13 @@ _smb_classify()
 	case ${#words[@]} in
 	0)
 		COMPREPLY=( $(compgen -W "load replace unload status clients prefix
-			policy apply dump trace help" -- "$cur") )
+			policy user share class apply dump trace help" -- "$cur") )
 		return ;;
 	1)
 		case $cmd in
-		prefix) COMPREPLY=( $(compgen -W "add del list help" -- "$cur") ) ;;
+		prefix|user|share) COMPREPLY=( $(compgen -W "add del list help" -- "$cur") ) ;;
 		policy) COMPREPLY=( $(compgen -W "set del show help" -- "$cur") ) ;;
+		class) COMPREPLY=( $(compgen -W "set del list help" -- "$cur") ) ;;
 		load|replace|apply) COMPREPLY=( $(compgen -f -- "$cur") ) ;;
 		trace) COMPREPLY=( $(compgen -W "$(_smb_classify_events) filter" -- "$cur") ) ;;
 		esac
@@ -90,7 +128,10 @@ _smb_classify()
 	prefix/del*)
 		(( ${#words[@]} == 2 )) &&
 			COMPREPLY=( $(compgen -W "$(_smb_classify_prefixes)" -- "$cur") ) ;;
-	prefix/add)
+	user/del*|share/del*)
+		(( ${#words[@]} == 2 )) &&
+			COMPREPLY=( $(compgen -W "$(_smb_classify_names "$cmd")" -- "$cur") ) ;;
+	prefix/add|user/add|share/add)
 		if (( ${#words[@]} == 3 )); then
 			COMPREPLY=( $(compgen -W "$(_smb_classify_classes | sort -un)" -- "$cur") )
 		elif (( ${#words[@]} > 3 )) && [[ $prev != weight ]]; then
@@ -104,6 +145,22 @@ _smb_classify()
 		elif [[ $prev == *-min ]]; then
 			COMPREPLY=( $(compgen -W "off 4K 64K 256K 1M" -- "$cur") )
 		fi ;;
+	class/set)
+		if (( ${#words[@]} == 2 )); then
+			COMPREPLY=( $(compgen -W "$(_smb_classify_classes | sort -un)" -- "$cur") )
+		else
+			case $prev in
+			reservation-iops|limit-iops) COMPREPLY=( $(compgen -W "100 1000 10000" -- "$cur") ) ;;
+			reservation-bytes|limit-bytes) COMPREPLY=( $(compgen -W "1M 10M 20M 100M 1G" -- "$cur") ) ;;
+			burst) COMPREPLY=( $(compgen -W "100 250 500 1000" -- "$cur") ) ;;
+			scope) COMPREPLY=( $(compgen -W "dedicated aggregated" -- "$cur") ) ;;
+			*) (( ${#words[@]} % 2 == 1 )) &&
+				COMPREPLY=( $(compgen -W "$(_smb_classify_qos_words "${words[@]:3}")" -- "$cur") ) ;;
+			esac
+		fi ;;
+	class/del*)
+		(( ${#words[@]} == 2 )) &&
+			COMPREPLY=( $(compgen -W "$(_smb_classify_qos_classes)" -- "$cur") ) ;;
 	load/*|replace/*)
 		COMPREPLY=( $(compgen -W "max-inflight" -- "$cur") ) ;;
 	trace/*)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * BPF-controlled scheduling for ksmbd: struct_ops registration, per-netns
- * attach, and the two classification hooks.
+ * attach, and the classification hooks.
  *
  * Attach model (see Documentation/ksmbd-sched.rst):
  *  - A ksmbd_sched_ops map is attached through a BPF struct_ops link.  reg()
@@ -27,6 +27,11 @@
  *    requests first.
  *  - A connection accepted before the attached program (load, replace)
  *    is classified again by it at its next request (a generation count).
+ *  - A request is dispatched by the class of its tree connect, else of
+ *    its session, else of its connection.  A session and a tree connect
+ *    are classified at the first request that names them once they are
+ *    set up, and again after a replace; their words are kept in
+ *    ksmbd_session and ksmbd_tree_connect with the program's generation.
  *  - A request that waits for another party gives its slot back:
  *    ksmbd_sched_wait().
  */
@@ -58,6 +63,10 @@
 
 #include "glob.h"
 #include "connection.h"
+#include "mgmt/share_config.h"
+#include "mgmt/tree_connect.h"
+#include "mgmt/user_config.h"
+#include "mgmt/user_session.h"
 #include "ksmbd_work.h"
 #include "smb_common.h"
 #include "smb2pdu.h"
@@ -78,6 +87,10 @@ struct ksmbd_sched_held ksmbd_sched_held;
  * @class_clamped:  class words with reserved bits set (cleared)
  * @verdict_clamped: verdicts with an unknown queue (run per-CPU)
  * @reclassified:   connections classified again by a newer program
+ * @sessions:       sessions classified by a program
+ * @trees:          tree connects classified by a program
+ * @classes:        classes given their parameters by init_class()
+ * @params_clamped: class parameters out of range (clamped)
  */
 struct ksmbd_sched_stats {
 	u64 conns;
@@ -85,6 +98,10 @@ struct ksmbd_sched_stats {
 	u64 class_clamped;
 	u64 verdict_clamped;
 	u64 reclassified;
+	u64 sessions;
+	u64 trees;
+	u64 classes;
+	u64 params_clamped;
 };
 
 /**
@@ -515,6 +532,150 @@ abort:
 	work->sched.dropped = true;
 }
 
+/* ---- classes of sessions and tree connects ---------------------------- */
+
+/*
+ * A word of classify_session() or classify_tree(): INHERIT alone, or a
+ * class word clamped as classify_conn()'s.
+ */
+static u32 ksmbd_sched_clamp_sub(struct ksmbd_sched_net *sn, u32 word)
+{
+	if (word & KSMBD_SCHED_CLASS_INHERIT)
+		return KSMBD_SCHED_CLASS_INHERIT;
+	return ksmbd_sched_clamp_class(sn, word);
+}
+
+/*
+ * Copy a user or share name for a context: NUL-padded, ASCII letters in
+ * lower case, other bytes as they are (the kernel's tolower() would also
+ * fold Latin-1 bytes, which are parts of UTF-8 characters here).  A name
+ * that does not fit is given empty: no map entry can match it.
+ */
+static void ksmbd_sched_name(char *dst, const char *src, size_t size)
+{
+	size_t i, len = src ? strnlen(src, size) : 0;
+
+	memset(dst, 0, size);
+	if (len == size)
+		return;
+	for (i = 0; i < len; i++)
+		dst[i] = src[i] >= 'A' && src[i] <= 'Z' ? src[i] - 'A' + 'a' :
+			 src[i];
+}
+
+/* A session's or tree's class word and generation, as they are kept. */
+#define KSMBD_SCHED_SUB(gen, word)	((u64)(gen) << 32 | (word))
+
+/*
+ * The class word of @sess under the program of generation @gen: kept, or
+ * asked of classify_session().  The receivers of a session's channels may
+ * ask at once; each stores the same word.  Context: RCU read lock held.
+ */
+static u32 ksmbd_sched_session_word(struct ksmbd_sched_net *sn,
+				    const struct ksmbd_sched_ops *ops,
+				    u32 gen, struct ksmbd_conn *conn,
+				    struct ksmbd_session *sess)
+{
+	u64 kept = READ_ONCE(sess->sched_class);
+	struct ksmbd_sched_session s = {};
+	u32 word = KSMBD_SCHED_CLASS_INHERIT;
+
+	if (kept >> 32 == gen)
+		return (u32)kept;
+	if (ops->classify_session) {
+		s.class_word = conn->sched_class;
+		s.dialect = sess->dialect;
+		s.session_id = sess->id;
+		memcpy(s.client_guid, sess->ClientGUID, sizeof(s.client_guid));
+		if (sess->is_anonymous)
+			s.flags |= KSMBD_SCHED_SESSION_ANONYMOUS;
+		else if (sess->user && user_guest(sess->user))
+			s.flags |= KSMBD_SCHED_SESSION_GUEST;
+		if (sess->sign)
+			s.flags |= KSMBD_SCHED_SESSION_SIGNED;
+		if (sess->enc)
+			s.flags |= KSMBD_SCHED_SESSION_ENCRYPTED;
+		if (sess->user && !sess->is_anonymous)
+			ksmbd_sched_name(s.user, user_name(sess->user),
+					 sizeof(s.user));
+		word = ksmbd_sched_clamp_sub(sn, ops->classify_session(&s));
+		this_cpu_inc(sn->stats->sessions);
+		trace_ksmbd_sched_session(conn->sched_net->ns.inum, &s, word);
+	}
+	WRITE_ONCE(sess->sched_class, KSMBD_SCHED_SUB(gen, word));
+	return word;
+}
+
+/*
+ * The class word of tree connect @tid of @sess, as the session's; INHERIT
+ * when it is not (or no longer) connected.  Context: RCU read lock held.
+ */
+static u32 ksmbd_sched_tree_word(struct ksmbd_sched_net *sn,
+				 const struct ksmbd_sched_ops *ops, u32 gen,
+				 struct ksmbd_conn *conn,
+				 struct ksmbd_session *sess, u32 tid,
+				 u32 sess_word)
+{
+	struct ksmbd_sched_tree t = {};
+	struct ksmbd_tree_connect *tcon;
+	u32 word = KSMBD_SCHED_CLASS_INHERIT;
+	u64 kept;
+
+	read_lock(&sess->tree_conns_lock);
+	tcon = xa_load(&sess->tree_conns, tid);
+	if (!tcon || tcon->t_state != TREE_CONNECTED || !tcon->share_conf)
+		goto out;
+	kept = READ_ONCE(tcon->sched_class);
+	if (kept >> 32 == gen) {
+		word = (u32)kept;
+		goto out;
+	}
+	if (ops->classify_tree) {
+		t.class_word = sess_word;
+		t.tree_id = tid;
+		t.session_id = sess->id;
+		if (test_share_config_flag(tcon->share_conf,
+					   KSMBD_SHARE_FLAG_PIPE))
+			t.flags |= KSMBD_SCHED_TREE_IPC;
+		if (!test_tree_conn_flag(tcon, KSMBD_TREE_CONN_FLAG_WRITABLE))
+			t.flags |= KSMBD_SCHED_TREE_READONLY;
+		ksmbd_sched_name(t.share, tcon->share_conf->name,
+				 sizeof(t.share));
+		word = ksmbd_sched_clamp_sub(sn, ops->classify_tree(&t));
+		this_cpu_inc(sn->stats->trees);
+		trace_ksmbd_sched_tree(conn->sched_net->ns.inum, &t, word);
+	}
+	WRITE_ONCE(tcon->sched_class, KSMBD_SCHED_SUB(gen, word));
+out:
+	read_unlock(&sess->tree_conns_lock);
+	return word;
+}
+
+/*
+ * The session a request names, referenced, for its class: only when its
+ * connection has a session and the program classifies sessions or
+ * trees.  *@tid is its TreeId, 0 for an async request (MS-SMB2 2.2.1.1).
+ */
+static struct ksmbd_session *ksmbd_sched_req_session(struct ksmbd_work *work,
+						     u32 *tid)
+{
+	unsigned int len = get_rfc1002_len(work->request_buf);
+	const struct smb2_hdr *hdr = work->request_buf + 4;
+	u64 id;
+
+	*tid = 0;
+	if (len < sizeof(struct smb2_hdr) ||
+	    hdr->ProtocolId != SMB2_PROTO_NUMBER ||
+	    !ksmbd_conn_good(work->conn))
+		return NULL;
+	id = le64_to_cpu(hdr->SessionId);
+	if (!id)
+		return NULL;
+	if (!(hdr->Flags & SMB2_FLAGS_ASYNC_COMMAND))
+		*tid = le32_to_cpu(hdr->Id.SyncId.TreeId);
+	return ksmbd_session_lookup_all(work->conn, id);
+}
+
 /*
  * A connection accepted before the attached program (load, replace) is
  * classified again by it at its next request.
@@ -534,16 +695,131 @@ static void ksmbd_sched_reclassify(struct ksmbd_sched_net *sn,
 	this_cpu_inc(sn->stats->reclassified);
 }
 
+/*
+ * Does the program attached in @sn classify sessions or trees?  Only then
+ * is a request's session looked up.
+ */
+static bool ksmbd_sched_wants_session(struct ksmbd_sched_net *sn)
+{
+	struct ksmbd_sched_attach *a;
+	struct ksmbd_sched_ops *ops;
+	bool wants = false;
+
+	rcu_read_lock();
+	a = rcu_dereference(sn->attach);
+	if (a) {
+		ops = rcu_dereference(a->ops);
+		wants = ops->classify_session || ops->classify_tree;
+	}
+	rcu_read_unlock();
+	return wants;
+}
+
+/*
+ * The class word a request is dispatched by: its tree's, else its
+ * session's, else its connection's.  @guid gets the ClientGUID that keys
+ * a PER_PEER client of a session's or tree's class, of a user's session
+ * only: a guest or anonymous login can claim any ClientGUID, and stays
+ * keyed by its address.  Context: RCU read lock held.
+ */
+static u32 ksmbd_sched_req_class(struct ksmbd_sched_net *sn,
+				 const struct ksmbd_sched_ops *ops, u32 gen,
+				 struct ksmbd_conn *conn,
+				 struct ksmbd_session *sess, u32 tid,
+				 const u8 **guid)
+{
+	u32 word = conn->sched_class, sub;
+	bool own = false;
+
+	*guid = NULL;
+	if (!sess)
+		return word;
+	sub = ksmbd_sched_session_word(sn, ops, gen, conn, sess);
+	if (sub != KSMBD_SCHED_CLASS_INHERIT) {
+		word = sub;
+		own = true;
+	}
+	if (tid) {
+		sub = ksmbd_sched_tree_word(sn, ops, gen, conn, sess, tid,
+					    word);
+		if (sub != KSMBD_SCHED_CLASS_INHERIT) {
+			word = sub;
+			own = true;
+		}
+	}
+	if (own && (word & KSMBD_SCHED_CLASS_PER_PEER) &&
+	    !sess->is_anonymous && !(sess->user && user_guest(sess->user)))
+		*guid = sess->ClientGUID;
+	return word;
+}
+
+/* Clamp what init_class() wrote; count it if anything changed. */
+static void ksmbd_sched_clamp_params(struct ksmbd_sched_net *sn,
+				     struct ksmbd_sched_class_params *p)
+{
+	const u64 bps_max = (u64)KSMBD_SCHED_BPS_LIMIT_MB << 20;
+	struct ksmbd_sched_class_params in = *p;
+
+	p->flags &= KSMBD_SCHED_CLASS_FLAGS_MASK;
+	p->reservation_iops = min_t(u32, p->reservation_iops,
+				    KSMBD_SCHED_IOPS_LIMIT);
+	p->limit_iops = min_t(u32, p->limit_iops, KSMBD_SCHED_IOPS_LIMIT);
+	p->reservation_bps = min(p->reservation_bps, bps_max);
+	p->limit_bps = min(p->limit_bps, bps_max);
+	p->burst_ms = min_t(u32, p->burst_ms, KSMBD_SCHED_BURST_MS_LIMIT);
+	if (p->limit_iops)
+		p->reservation_iops = min(p->reservation_iops, p->limit_iops);
+	if (p->limit_bps)
+		p->reservation_bps = min(p->reservation_bps, p->limit_bps);
+	if (memcmp(&in, p, sizeof(in)))
+		this_cpu_inc(sn->stats->params_clamped);
+}
+
+/*
+ * The class of a request bound to its client in @d is new to @d, or its
+ * parameters are another program's: ask init_class() of the program
+ * attached, if it is still the one of generation @gen.
+ */
+static void ksmbd_sched_init_class(struct ksmbd_sched_net *sn,
+				   struct ksmbd_sched_disp *d, u32 word,
+				   u32 gen)
+{
+	struct ksmbd_sched_class_params p = {
+		.class_id = KSMBD_SCHED_CLASS_ID_OF(word),
+	};
+	struct ksmbd_sched_attach *a;
+	struct ksmbd_sched_ops *ops;
+
+	rcu_read_lock();
+	a = rcu_dereference(sn->attach);
+	if (!a || a->disp != d || READ_ONCE(a->gen) != gen) {
+		rcu_read_unlock();
+		return;
+	}
+	ops = rcu_dereference(a->ops);
+	if (ops->init_class) {
+		ops->init_class(&p);
+		p.class_id = KSMBD_SCHED_CLASS_ID_OF(word);
+		p.reserved = 0;
+		ksmbd_sched_clamp_params(sn, &p);
+		this_cpu_inc(sn->stats->classes);
+	}
+	rcu_read_unlock();
+	ksmbd_disp_class_set(d, word, &p, gen);
+}
+
 void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 {
 	struct ksmbd_conn *conn = work->conn;
 	struct ksmbd_sched_disp *d = NULL;
+	struct ksmbd_session *sess = NULL;
 	struct ksmbd_sched_req r = {};
 	struct ksmbd_sched_attach *a;
 	struct ksmbd_sched_ops *ops;
 	struct ksmbd_sched_net *sn;
 	bool control = false, rebind = false;
-	u32 gen;
+	const u8 *guid = NULL;
+	u32 gen, tid = 0, word = 0;
 
 	if (!conn->sched_net)
 		goto run;
@@ -553,6 +829,8 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 	ksmbd_sched_decrypt(work);
 	if (work->sched.dropped)
 		goto run;
+	if (ksmbd_sched_wants_session(sn))
+		sess = ksmbd_sched_req_session(work, &tid);
 
 	rcu_read_lock();
 	a = rcu_dereference(sn->attach);
@@ -564,6 +842,10 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 			rebind = true;
 		}
 		control = ksmbd_sched_req_ctx(work, &r);
+		word = ksmbd_sched_req_class(sn, ops, gen, conn, sess, tid,
+					     &guid);
+		r.class_word = word;
+		work->sched.class_word = word;
 		if (ops->classify_req) {
 			work->sched.verdict =
 				ksmbd_sched_clamp_verdict(sn,
@@ -580,14 +862,22 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 	if (!d)
 		goto run;
 
-	if (rebind || conn->sched.disp != d) {
+	if (rebind || conn->sched.disp != d || conn->sched.word != word ||
+	    conn->sched.by_guid != !!guid ||
+	    (guid && memcmp(conn->sched.guid, guid, sizeof(conn->sched.guid)))) {
 		ksmbd_disp_conn_unbind(conn);
-		ksmbd_disp_conn_bind(d, conn, conn->sched_class);
+		ksmbd_disp_conn_bind(d, conn, word, guid);
 	}
+	if (ksmbd_disp_class_stale(d, word, gen))
+		ksmbd_sched_init_class(sn, d, word, gen);
+	if (sess)
+		ksmbd_user_session_put(sess);
 	ksmbd_disp_queue(d, work, control);
 	return;
 
 run:
+	if (sess)
+		ksmbd_user_session_put(sess);
 	ksmbd_sched_run(work);
 }
 
@@ -633,10 +923,32 @@ static u32 ksmbd_sched_classify_req_stub(const struct ksmbd_sched_req *r)
 	return 0;
 }
 
+static u32
+ksmbd_sched_classify_session_stub(const struct ksmbd_sched_session *s)
+{
+	return KSMBD_SCHED_CLASS_INHERIT;
+}
+
+static u32 ksmbd_sched_classify_tree_stub(const struct ksmbd_sched_tree *t)
+{
+	return KSMBD_SCHED_CLASS_INHERIT;
+}
+
+static void
+ksmbd_sched_init_class_stub(struct ksmbd_sched_class_params *p)
+{
+}
+
 static struct ksmbd_sched_ops __bpf_ops_ksmbd_sched_ops = {
 	.classify_conn = ksmbd_sched_classify_conn_stub,
 	.classify_req = ksmbd_sched_classify_req_stub,
+	.classify_session = ksmbd_sched_classify_session_stub,
+	.classify_tree = ksmbd_sched_classify_tree_stub,
+	.init_class = ksmbd_sched_init_class_stub,
 };
+
+BTF_ID_LIST_SINGLE(ksmbd_sched_params_ids, struct, ksmbd_sched_class_params)
+static const struct btf_type *ksmbd_sched_params_type;
 
 /*
  * The enums of ksmbd_sched_abi.h are how programs and loaders learn the
@@ -650,6 +962,14 @@ static int ksmbd_sched_bpf_init(struct btf *btf)
 	BTF_TYPE_EMIT(enum ksmbd_sched_ops_flags);
 	BTF_TYPE_EMIT(enum ksmbd_sched_transport);
 	BTF_TYPE_EMIT(enum ksmbd_sched_req_flags);
+	BTF_TYPE_EMIT(enum ksmbd_sched_session_flags);
+	BTF_TYPE_EMIT(enum ksmbd_sched_tree_flags);
+	BTF_TYPE_EMIT(enum ksmbd_sched_class_flags);
+	BTF_TYPE_EMIT(enum ksmbd_sched_qos);
+	ksmbd_sched_params_type = btf_type_by_id(btf,
+						 ksmbd_sched_params_ids[0]);
+	if (!ksmbd_sched_params_type)
+		return -EINVAL;
 	BTF_TYPE_EMIT(enum ksmbd_sched_command);
 	BTF_TYPE_EMIT(enum ksmbd_sched_class_word);
 	BTF_TYPE_EMIT(enum ksmbd_sched_verdict);
@@ -663,8 +983,9 @@ ksmbd_sched_get_func_proto(enum bpf_func_id func_id, const struct bpf_prog *prog
 }
 
 /*
- * Contexts are read-only: with no btf_struct_access callback the verifier
- * rejects every write through a PTR_TO_BTF_ID argument.
+ * Contexts are read-only, but for what init_class() sets: the verifier
+ * asks ksmbd_sched_btf_struct_access() about every write through a
+ * PTR_TO_BTF_ID argument.
  */
 static bool ksmbd_sched_is_valid_access(int off, int size,
 					enum bpf_access_type type,
@@ -674,9 +995,32 @@ static bool ksmbd_sched_is_valid_access(int off, int size,
 	return bpf_tracing_btf_ctx_access(off, size, type, prog, info);
 }
 
+/*
+ * Writes: only to the members of struct ksmbd_sched_class_params that
+ * init_class() sets (as bpf_tcp_ca lets a program set some of
+ * tcp_sock's); every other context, and class_id and reserved, is
+ * read-only.
+ */
+static int ksmbd_sched_btf_struct_access(struct bpf_verifier_log *log,
+					 const struct bpf_reg_state *reg,
+					 int off, int size)
+{
+	if (btf_type_by_id(reg->btf, reg->btf_id) != ksmbd_sched_params_type) {
+		bpf_log(log, "ksmbd_sched: this context is read-only\n");
+		return -EACCES;
+	}
+	if (off < offsetof(struct ksmbd_sched_class_params, flags) ||
+	    off + size > offsetof(struct ksmbd_sched_class_params, reserved)) {
+		bpf_log(log, "ksmbd_sched: class_id and reserved are read-only\n");
+		return -EACCES;
+	}
+	return 0;
+}
+
 static const struct bpf_verifier_ops ksmbd_sched_verifier_ops = {
 	.get_func_proto = ksmbd_sched_get_func_proto,
 	.is_valid_access = ksmbd_sched_is_valid_access,
+	.btf_struct_access = ksmbd_sched_btf_struct_access,
 };
 
 /*
@@ -738,7 +1082,7 @@ static int ksmbd_sched_check_member(const struct btf_type *t,
 				    const struct btf_member *member,
 				    const struct bpf_prog *prog)
 {
-	/* Both hooks run in contexts that must not sleep on BPF's behalf. */
+	/* The hooks run in contexts that must not sleep on BPF's behalf. */
 	if (prog->sleepable)
 		return -EINVAL;
 	return 0;
@@ -901,6 +1245,10 @@ static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 		sum.class_clamped += READ_ONCE(s->class_clamped);
 		sum.verdict_clamped += READ_ONCE(s->verdict_clamped);
 		sum.reclassified += READ_ONCE(s->reclassified);
+		sum.sessions += READ_ONCE(s->sessions);
+		sum.trees += READ_ONCE(s->trees);
+		sum.classes += READ_ONCE(s->classes);
+		sum.params_clamped += READ_ONCE(s->params_clamped);
 	}
 
 	mutex_lock(&ksmbd_sched_mutex);
@@ -925,6 +1273,10 @@ static int ksmbd_sched_proc_show(struct seq_file *m, void *v)
 	seq_printf(m, "payload_pages: %ld\n",
 		   atomic_long_read(&ksmbd_sched_held.payload_pages));
 	seq_printf(m, "conns_reclassified: %llu\n", sum.reclassified);
+	seq_printf(m, "sessions_classified: %llu\n", sum.sessions);
+	seq_printf(m, "trees_classified: %llu\n", sum.trees);
+	seq_printf(m, "classes_initialised: %llu\n", sum.classes);
+	seq_printf(m, "class_params_clamped: %llu\n", sum.params_clamped);
 	return 0;
 }
 

@@ -3,9 +3,9 @@
  * BPF-controlled scheduling for ksmbd: the struct_ops hook.
  *
  * A program of struct_ops type ksmbd_sched_ops is attached per network
- * namespace through a BPF link.  It classifies each accepted connection
- * (class word) and gives each received request a verdict (queue,
- * splice); the contexts and words are in ksmbd_sched_abi.h.  With
+ * namespace through a BPF link.  It classifies each accepted connection,
+ * session and tree connect (class words) and gives each received request
+ * a verdict (queue, splice); the contexts and words are in ksmbd_sched_abi.h.  With
  * nothing attached in any namespace a static key keeps ksmbd on its
  * original path.
  */
@@ -46,6 +46,33 @@ struct socket;
  *	word: queue in bits 0-3 (KSMBD_SCHED_QUEUE_*; unknown values mean
  *	the per-CPU queue and are counted), KSMBD_SCHED_VERDICT_SPLICE in
  *	bit 8.  Other bits are ignored.  Default: 0 (per-CPU queue, copy).
+ * @classify_session: Called for a session once its SESSION_SETUP has
+ *	succeeded (MS-SMB2 3.3.5.5), at the first request that names it
+ *	(in process context, the receiver thread of the connection it
+ *	came on, under RCU), and again after the program is replaced.
+ *	Sees the account the login was mapped to, the ClientGUID, the
+ *	dialect, whether the session signs and encrypts, and the
+ *	connection's class word.  Returns the session's class word, as
+ *	classify_conn(), or KSMBD_SCHED_CLASS_INHERIT for the connection's.
+ *	A sealed request is classified by its session once decrypted.
+ *	Default: KSMBD_SCHED_CLASS_INHERIT.
+ * @classify_tree: Called for a tree connect once its TREE_CONNECT has
+ *	succeeded (MS-SMB2 3.3.5.7), at the first request that names it,
+ *	from the same context, also under its session's tree_conns_lock
+ *	(read), and again after the program is replaced.  Sees the share's
+ *	name and flags and its session's class word in effect.  Returns
+ *	the tree's class word, or KSMBD_SCHED_CLASS_INHERIT for its
+ *	session's.  Default: KSMBD_SCHED_CLASS_INHERIT.
+ * @init_class: Called when a class id first has a request dispatched
+ *	under this program, from the receiver thread of that request's
+ *	connection (process context, under RCU), again after the program
+ *	is replaced, and at most once a second while the class has
+ *	requests, so that a change of the program's maps takes effect
+ *	within a second.  Writes the class's reservation, limit, burst
+ *	and scope into the members of @p it may write (all but class_id
+ *	and reserved); what it leaves zero is none.  The kernel clamps
+ *	them (enum ksmbd_sched_qos) and counts what it clamped.  Default:
+ *	no reservation, no limit.
  * @max_inflight: Dispatch budget: data requests of this netns executing
  *	at once; the next one is taken by deficit round robin across
  *	clients.  0 means the kernel default (enum ksmbd_sched_consts in
@@ -65,6 +92,9 @@ struct socket;
 struct ksmbd_sched_ops {
 	u32 (*classify_conn)(const struct ksmbd_sched_conn *c);
 	u32 (*classify_req)(const struct ksmbd_sched_req *r);
+	u32 (*classify_session)(const struct ksmbd_sched_session *s);
+	u32 (*classify_tree)(const struct ksmbd_sched_tree *t);
+	void (*init_class)(struct ksmbd_sched_class_params *p);
 	u32 max_inflight;
 	u32 timeout_ms;
 	u32 flags;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What BPF programs of struct_ops type ksmbd_sched_ops see: the two
+ * What BPF programs of struct_ops type ksmbd_sched_ops see: the
  * contexts and the constants of their words, described by BTF.
  *
  * This is not a uapi header.  As with sched_ext and bpf_tcp_ca, a
@@ -27,12 +27,20 @@
  * @KSMBD_SCHED_TIMEOUT_MS_LIMIT: upper bound of
  *	ksmbd_sched_ops::timeout_ms, in ms; above it the attach fails with
  *	-E2BIG.
+ * @KSMBD_SCHED_USER_LEN: bytes of ksmbd_sched_session::user, including
+ *	the terminating NUL; holds any ksmbd account name (47 bytes at
+ *	most, KSMBD_REQ_MAX_ACCOUNT_NAME_SZ less its NUL).
+ * @KSMBD_SCHED_SHARE_LEN: bytes of ksmbd_sched_tree::share, including
+ *	the terminating NUL; holds any share name (63 bytes at most,
+ *	KSMBD_REQ_MAX_SHARE_NAME less its NUL).
  */
 enum ksmbd_sched_limits {
 	KSMBD_SCHED_NAME_LEN		= 16,
 	KSMBD_SCHED_MAX_INFLIGHT_LIMIT	= 4096,
 	KSMBD_SCHED_TIMEOUT_MS_MIN	= 1000,
 	KSMBD_SCHED_TIMEOUT_MS_LIMIT	= 600000,
+	KSMBD_SCHED_USER_LEN		= 64,
+	KSMBD_SCHED_SHARE_LEN		= 64,
 };
 
 /**
@@ -121,7 +129,10 @@ enum ksmbd_sched_command {
 
 /**
  * struct ksmbd_sched_req - what classify_req() sees of a received request
- * @class_word:    class word of the connection (from classify_conn()).
+ * @class_word:    class word the request is dispatched by: its tree's
+ *                 (classify_tree()), else its session's
+ *                 (classify_session()), else its connection's
+ *                 (classify_conn()).
  * @command:       SMB2 command of the first PDU (MS-SMB2 2.2.1.2), host
  *                 byte order, or KSMBD_SCHED_CMD_UNKNOWN.
  * @credit_charge: CreditCharge of the first PDU (MS-SMB2 3.3.5.2.5).
@@ -149,7 +160,156 @@ struct ksmbd_sched_req {
 };
 
 /**
- * enum ksmbd_sched_class_word - fields of the class word (classify_conn())
+ * enum ksmbd_sched_session_flags - bits of ksmbd_sched_session::flags
+ * @KSMBD_SCHED_SESSION_GUEST:     the login was mapped to the guest
+ *	account (MS-SMB2 2.2.6, SMB2_SESSION_FLAG_IS_GUEST).
+ * @KSMBD_SCHED_SESSION_ANONYMOUS: an anonymous (null) login
+ *	(SMB2_SESSION_FLAG_IS_NULL).
+ * @KSMBD_SCHED_SESSION_SIGNED:    the session signs its messages
+ *	(MS-SMB2 3.3.5.5.3, Session.SigningRequired).
+ * @KSMBD_SCHED_SESSION_ENCRYPTED: the session encrypts its messages
+ *	(Session.EncryptData).
+ */
+enum ksmbd_sched_session_flags {
+	KSMBD_SCHED_SESSION_GUEST	= 1U << 0,
+	KSMBD_SCHED_SESSION_ANONYMOUS	= 1U << 1,
+	KSMBD_SCHED_SESSION_SIGNED	= 1U << 2,
+	KSMBD_SCHED_SESSION_ENCRYPTED	= 1U << 3,
+};
+
+/**
+ * struct ksmbd_sched_session - what classify_session() sees of a session
+ * @class_word:  class word of the connection the session was first seen
+ *               on (classify_conn()).
+ * @flags:       enum ksmbd_sched_session_flags.
+ * @dialect:     the connection's dialect (MS-SMB2 2.2.4), e.g. 0x0311.
+ * @reserved:    zero.
+ * @session_id:  SessionId (MS-SMB2 2.2.1.2).
+ * @client_guid: ClientGUID of the client's NEGOTIATE (MS-SMB2 2.2.3), the
+ *               same on every channel of the session.
+ * @user:        the ksmbd account the login was mapped to, NUL-padded,
+ *               ASCII letters in lower case (other bytes as they are):
+ *               ksmbd authenticates against its own account database by
+ *               account name, without a domain.  Empty for an anonymous
+ *               login.
+ *
+ * Read-only for the program.  Members are found by name (BTF); their
+ * offsets are not fixed.
+ */
+struct ksmbd_sched_session {
+	u32 class_word;
+	u32 flags;
+	u16 dialect;
+	u16 reserved;
+	u64 session_id;
+	u8  client_guid[16];
+	char user[KSMBD_SCHED_USER_LEN];
+};
+
+/**
+ * enum ksmbd_sched_tree_flags - bits of ksmbd_sched_tree::flags
+ * @KSMBD_SCHED_TREE_IPC:      the share is IPC$, the named-pipe share
+ *	(MS-SMB2 2.2.10, SMB2_SHARE_TYPE_PIPE).
+ * @KSMBD_SCHED_TREE_READONLY: the tree connect may not write.
+ */
+enum ksmbd_sched_tree_flags {
+	KSMBD_SCHED_TREE_IPC		= 1U << 0,
+	KSMBD_SCHED_TREE_READONLY	= 1U << 1,
+};
+
+/**
+ * struct ksmbd_sched_tree - what classify_tree() sees of a tree connect
+ * @class_word: class word of its session in effect: the session's
+ *              (classify_session()), or its connection's when the session
+ *              inherits.
+ * @flags:      enum ksmbd_sched_tree_flags.
+ * @tree_id:    TreeId (MS-SMB2 2.2.1.2).
+ * @reserved:   zero.
+ * @session_id: SessionId of its session.
+ * @share:      the share's name, NUL-padded, ASCII letters in lower case
+ *              (ksmbd folds share names, MS-SMB2 3.3.5.7).
+ *
+ * Read-only for the program.  Members are found by name (BTF); their
+ * offsets are not fixed.
+ */
+struct ksmbd_sched_tree {
+	u32 class_word;
+	u32 flags;
+	u32 tree_id;
+	u32 reserved;
+	u64 session_id;
+	char share[KSMBD_SCHED_SHARE_LEN];
+};
+
+/**
+ * enum ksmbd_sched_class_flags - bits of ksmbd_sched_class_params::flags
+ * @KSMBD_SCHED_CLASS_AGGREGATED: the reservation and the limit are of the
+ *	class as a whole; without it, of each of its clients (Storage QoS's
+ *	Aggregated and Dedicated policies).  A class without PER_PEER is one
+ *	client, so the two are the same there.
+ * @KSMBD_SCHED_CLASS_FLAGS_MASK: every defined flag; others are cleared
+ *	and counted.
+ */
+enum ksmbd_sched_class_flags {
+	KSMBD_SCHED_CLASS_AGGREGATED	= 1U << 0,
+	KSMBD_SCHED_CLASS_FLAGS_MASK	= KSMBD_SCHED_CLASS_AGGREGATED,
+};
+
+/**
+ * enum ksmbd_sched_qos - units and bounds of struct ksmbd_sched_class_params
+ * @KSMBD_SCHED_IO_BYTES: bytes of cost that count as one I/O of an IOPS
+ *	reservation or limit (Storage QoS normalises to 8 KiB); a request
+ *	counts at least one, a 1 MiB READ 128.
+ * @KSMBD_SCHED_IOPS_LIMIT: largest IOPS reservation or limit; larger ones
+ *	are clamped and counted.
+ * @KSMBD_SCHED_BPS_LIMIT_MB: largest bytes/s reservation or limit, in
+ *	MiB/s (1 TiB/s); larger ones are clamped and counted.
+ * @KSMBD_SCHED_BURST_MS_DEFAULT: depth of a limit's token bucket when
+ *	burst_ms is 0, ms of its rates.
+ * @KSMBD_SCHED_BURST_MS_LIMIT: largest burst_ms; larger is clamped.
+ */
+enum ksmbd_sched_qos {
+	KSMBD_SCHED_IO_BYTES		= 8192,
+	KSMBD_SCHED_IOPS_LIMIT		= 10000000,
+	KSMBD_SCHED_BPS_LIMIT_MB	= 1048576,
+	KSMBD_SCHED_BURST_MS_DEFAULT	= 100,
+	KSMBD_SCHED_BURST_MS_LIMIT	= 10000,
+};
+
+/**
+ * struct ksmbd_sched_class_params - what init_class() sets for a class
+ * @class_id:         the class, 0-65535 (read-only).
+ * @flags:            enum ksmbd_sched_class_flags.
+ * @reservation_iops: a minimum, in I/Os (KSMBD_SCHED_IO_BYTES) a second,
+ *                    served ahead of the weighted round while the class
+ *                    (or client) is below it; 0: none.
+ * @limit_iops:       a maximum, in I/Os a second; 0: none.
+ * @reservation_bps:  a minimum, bytes of cost a second; 0: none.
+ * @limit_bps:        a maximum, bytes of cost a second; 0: none.
+ * @burst_ms:         depth of the limits' token buckets, ms of their rates:
+ *                    after an idle spell this much runs at once; 0 means
+ *                    KSMBD_SCHED_BURST_MS_DEFAULT.
+ * @reserved:         zero.
+ *
+ * All zero (as the kernel passes it, but @class_id) is a class with no
+ * reservation and no limit: weight alone.  The program writes the
+ * members it sets; @class_id and @reserved are read-only.  A reservation
+ * above the limit is clamped to it.  Members are found by name (BTF).
+ */
+struct ksmbd_sched_class_params {
+	u32 class_id;
+	u32 flags;
+	u32 reservation_iops;
+	u32 limit_iops;
+	u64 reservation_bps;
+	u64 limit_bps;
+	u32 burst_ms;
+	u32 reserved;
+};
+
+/**
+ * enum ksmbd_sched_class_word - fields of the class word (classify_conn(),
+ * classify_session(), classify_tree())
  * @KSMBD_SCHED_CLASS_ID_MASK: bits 0-15, the class id; 0 is the
  *	anonymous class.
  * @KSMBD_SCHED_CLASS_WEIGHT_SHIFT: first bit of the weight.
@@ -165,9 +325,15 @@ struct ksmbd_sched_req {
  * @KSMBD_SCHED_CLASS_PEER6_MAX: largest PEER6, /128.
  * @KSMBD_SCHED_CLASS_PEER6_DEFAULT: PEER6 meant by 0, /64.
  * @KSMBD_SCHED_CLASS_PER_PEER: bit 31: each peer (address, or IPv6
- *	prefix) is its own client in the class.
- * @KSMBD_SCHED_CLASS_VALID_MASK: every defined bit; bit 30 is reserved
- *	and cleared by the kernel.
+ *	prefix) is its own client in the class; in a class word of a
+ *	session or tree connect of a user (not guest, not anonymous), each
+ *	client machine (ClientGUID), so that all channels of a session are
+ *	one client.
+ * @KSMBD_SCHED_CLASS_INHERIT: bit 30, returned by classify_session() or
+ *	classify_tree(): no class of its own, the session takes its
+ *	connection's and the tree its session's; the other bits are
+ *	ignored.  From classify_conn() it is cleared and counted.
+ * @KSMBD_SCHED_CLASS_VALID_MASK: every bit of a class word.
  */
 enum ksmbd_sched_class_word {
 	KSMBD_SCHED_CLASS_ID_MASK	= 0x0000ffffU,
@@ -178,6 +344,7 @@ enum ksmbd_sched_class_word {
 	KSMBD_SCHED_CLASS_PEER6_MAX	= 32,
 	KSMBD_SCHED_CLASS_PEER6_DEFAULT	= 16,
 	KSMBD_SCHED_CLASS_PER_PEER	= 0x80000000U,
+	KSMBD_SCHED_CLASS_INHERIT	= 0x40000000U,
 	KSMBD_SCHED_CLASS_VALID_MASK	= KSMBD_SCHED_CLASS_ID_MASK |
 					  KSMBD_SCHED_CLASS_WEIGHT_MASK |
 					  KSMBD_SCHED_CLASS_PEER6_MASK |

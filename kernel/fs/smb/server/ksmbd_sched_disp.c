@@ -71,6 +71,46 @@
 #define KSMBD_SCHED_WAIT_BUCKETS	26
 
 /**
+ * struct ksmbd_disp_qos - a class's reservation and limit (init_class())
+ * @res_bps:    reservation, bytes of cost a second, 0: none
+ * @lim_bps:    limit, bytes of cost a second, 0: none
+ * @burst_ns:   depth of the limit's buckets, and how far behind its
+ *              reservation a client may fall and catch up, ns
+ * @res_iops:   reservation, I/Os (KSMBD_SCHED_IO_BYTES) a second, 0: none
+ * @lim_iops:   limit, I/Os a second, 0: none
+ * @stamp_ns:   when they were set
+ * @gen:        generation of the program that set them, 0: not yet asked
+ * @aggregated: the tags are the class's, else each client's
+ */
+struct ksmbd_disp_qos {
+	u64 res_bps;
+	u64 lim_bps;
+	u64 burst_ns;
+	u64 stamp_ns;
+	u32 res_iops;
+	u32 lim_iops;
+	u32 gen;
+	bool aggregated;
+};
+
+/**
+ * struct ksmbd_disp_tags - reservation and limit tags (mClock's R and L)
+ * @lim_io:   when the next I/O is due under the IOPS limit, ns (the
+ *            theoretical arrival time of GCRA: a token bucket in one
+ *            timestamp)
+ * @lim_byte: the same under the bytes/s limit
+ * @res_io:   when the next I/O is due under the IOPS reservation: while
+ *            it is not after now, the client is below its reservation
+ * @res_byte: the same under the bytes/s reservation
+ */
+struct ksmbd_disp_tags {
+	u64 lim_io;
+	u64 lim_byte;
+	u64 res_io;
+	u64 res_byte;
+};
+
+/**
  * struct ksmbd_sched_cstats - dispatch counters of one class
  * @dispatched: data requests dispatched
  * @bypassed:   control requests, run without waiting
@@ -78,6 +118,13 @@
  * @wait_ns:    sum of their waits in the dispatcher, ns
  * @cost:       what its finished requests were charged, bytes
  * @hist:       waits, log2 buckets of microseconds
+ * @qos:        its reservation and limit (init_class())
+ * @tags:       the class's tags when @qos is aggregated
+ * @limited:    times one of its clients waited for its limit
+ * @throttled_ns: how long its clients waited for their limits, ns
+ * @res_served: requests served ahead of the round for its reservation
+ * @res_missed: times its reservation fell a burst behind while its
+ *              requests waited: the server could not meet it
  */
 struct ksmbd_sched_cstats {
 	u64 dispatched;
@@ -86,16 +133,25 @@ struct ksmbd_sched_cstats {
 	u64 wait_ns;
 	u64 cost;
 	u64 hist[KSMBD_SCHED_WAIT_BUCKETS];
+	struct ksmbd_disp_qos qos;
+	struct ksmbd_disp_tags tags;
+	u64 limited;
+	u64 throttled_ns;
+	u64 res_served;
+	u64 res_missed;
 };
 
 /**
  * struct ksmbd_sched_client_key - what makes a client
- * @addr:     peer address when its class is PER_PEER, else zero
+ * @addr:     when its class is PER_PEER, the peer's address key, or the
+ *            ClientGUID when @by_guid; else zero
  * @class_id: class id
+ * @by_guid:  1 when @addr is a ClientGUID, else 0
  */
 struct ksmbd_sched_client_key {
 	u8 addr[16];
 	u32 class_id;
+	u32 by_guid;
 };
 
 /**
@@ -110,6 +166,10 @@ struct ksmbd_sched_client_key {
  *              but has nothing waiting or running
  * @held:       on ksmbd_sched_disp::held while the head of @ctl waits
  *              for the rate of requests that need a session (a reference)
+ * @resv:       on ksmbd_sched_disp::resv while it has requests waiting and
+ *              its class a reservation
+ * @tags:       its reservation and limit tags (a dedicated class's)
+ * @limited_ns: when it last began to wait for its limit
  * @stats:      counters of its class
  * @wq:         receivers of its connections waiting for room (cap)
  * @deficit:    bytes it may still be served in this round (DRR)
@@ -155,7 +215,10 @@ struct ksmbd_sched_client {
 	struct list_head ctl;
 	struct list_head idle;
 	struct list_head held;
+	struct list_head resv;
 	struct ksmbd_sched_cstats *stats;
+	struct ksmbd_disp_tags tags;
+	u64 limited_ns;
 	wait_queue_head_t wq;
 	s64 deficit;
 	u64 turn_ns;
@@ -228,6 +291,11 @@ struct ksmbd_disp_budget {
  * @idle:          clients that count in the shares, idle, oldest first
  * @held:          clients whose unauthenticated requests wait for their
  *                 rate (ksmbd_disp_unauth_release())
+ * @limited:       clients waiting for their class's limit
+ * @resv:          clients with requests waiting and a reservation
+ * @limit_work:    returns @limited clients to the round when their limits
+ *                 allow, armed for the earliest
+ * @limit_at:      when @limit_work is armed for, ns
  * @wheel:         clients in debt, by the round that repays them
  * @all:           all clients
  * @clients:       the same clients, by key
@@ -269,6 +337,7 @@ struct ksmbd_disp_budget {
  * @dead:          detached: nothing waits any more
  * @bypass:        the watchdog fired: every request takes the flat path
  * @guard_armed:   @guard is queued or running
+ * @limit_armed:   @limit_work is queued for @limit_at
  * @ref:           one for the attachment, one per request it tracks, one
  *                 per bound connection
  * @netns_ino:     namespace, for the tracepoints
@@ -284,11 +353,15 @@ struct ksmbd_sched_disp {
 	struct list_head capped;
 	struct list_head idle;
 	struct list_head held;
+	struct list_head limited;
+	struct list_head resv;
 	struct list_head wheel[KSMBD_SCHED_WHEEL];
 	struct list_head all;
 	struct rhashtable clients;
 	struct xarray classes;
 	struct delayed_work guard;
+	struct delayed_work limit_work;
+	u64 limit_at;
 	u64 progress_ns;
 	u64 held_avg;
 	u64 alloc_fail;
@@ -319,6 +392,7 @@ struct ksmbd_sched_disp {
 	bool dead;
 	bool bypass;
 	bool guard_armed;
+	bool limit_armed;
 	refcount_t ref;
 	u32 netns_ino;
 };
@@ -500,6 +574,7 @@ static void ksmbd_disp_budget_sample(struct ksmbd_sched_disp *d,
 }
 
 static void ksmbd_disp_guard_fn(struct work_struct *wk);
+static void ksmbd_disp_limit_fn(struct work_struct *wk);
 
 /**
  * ksmbd_disp_alloc() - a new dispatcher
@@ -530,12 +605,15 @@ struct ksmbd_sched_disp *ksmbd_disp_alloc(u32 netns_ino, u32 max_inflight,
 	INIT_LIST_HEAD(&d->capped);
 	INIT_LIST_HEAD(&d->idle);
 	INIT_LIST_HEAD(&d->held);
+	INIT_LIST_HEAD(&d->limited);
+	INIT_LIST_HEAD(&d->resv);
 	for (i = 0; i < KSMBD_SCHED_WHEEL; i++)
 		INIT_LIST_HEAD(&d->wheel[i]);
 	INIT_LIST_HEAD(&d->all);
 	xa_init(&d->classes);
 	d->timeout_ms = timeout_ms ?: KSMBD_SCHED_WATCHDOG_MS;
 	INIT_DELAYED_WORK(&d->guard, ksmbd_disp_guard_fn);
+	INIT_DELAYED_WORK(&d->limit_work, ksmbd_disp_limit_fn);
 	ksmbd_disp_budget_set(d, max_inflight, ksmbd_disp_now());
 	refcount_set(&d->ref, 1);
 	d->netns_ino = netns_ino;
@@ -626,6 +704,7 @@ enum ksmbd_disp_flow {
 	KSMBD_FLOW_OLD,
 	KSMBD_FLOW_PARKED,
 	KSMBD_FLOW_CAPPED,
+	KSMBD_FLOW_LIMITED,
 };
 
 static u32 ksmbd_disp_weight(const struct ksmbd_sched_client *c)
@@ -777,6 +856,236 @@ static void ksmbd_disp_repay(struct ksmbd_sched_disp *d,
 	d->parked_total++;
 }
 
+/* ---- reservation and limit (mClock's R and L tags) ------------------- */
+
+/* I/Os of a request of @cost bytes: at least one (KSMBD_SCHED_IO_BYTES). */
+static u64 ksmbd_disp_ios(u32 cost)
+{
+	return max_t(u64, DIV_ROUND_UP(cost, KSMBD_SCHED_IO_BYTES), 1);
+}
+
+/* ns that @n units take at @rate units a second. */
+static u64 ksmbd_disp_span(u64 n, u64 rate)
+{
+	return div64_u64(n * NSEC_PER_SEC, rate);
+}
+
+static struct ksmbd_disp_tags *ksmbd_disp_tags(struct ksmbd_sched_client *c)
+{
+	return c->stats->qos.aggregated ? &c->stats->tags : &c->tags;
+}
+
+static bool ksmbd_disp_has_res(const struct ksmbd_sched_client *c)
+{
+	return c->stats->qos.res_iops || c->stats->qos.res_bps;
+}
+
+/*
+ * Caller holds d->lock.  How long @c must wait for its class's limit
+ * before its next request, ns; 0: now.  A tag at most the burst ahead of
+ * now conforms (GCRA: the bucket is not empty).
+ */
+static u64 ksmbd_disp_lim_wait(struct ksmbd_sched_client *c, u64 now)
+{
+	const struct ksmbd_disp_qos *q = &c->stats->qos;
+	const struct ksmbd_disp_tags *tg;
+	u64 at = 0;
+
+	if (!q->lim_iops && !q->lim_bps)
+		return 0;
+	tg = ksmbd_disp_tags(c);
+	if (q->lim_iops)
+		at = tg->lim_io;
+	if (q->lim_bps)
+		at = max(at, tg->lim_byte);
+	return at > now + q->burst_ns ? at - now - q->burst_ns : 0;
+}
+
+/*
+ * Caller holds d->lock.  The earliest of @c's reservation tags, U64_MAX
+ * if none: @c is below its reservation while that is not after now.
+ */
+static u64 ksmbd_disp_res_at(struct ksmbd_sched_client *c)
+{
+	const struct ksmbd_disp_qos *q = &c->stats->qos;
+	const struct ksmbd_disp_tags *tg = ksmbd_disp_tags(c);
+	u64 at = U64_MAX;
+
+	if (q->res_iops)
+		at = tg->res_io;
+	if (q->res_bps)
+		at = min(at, tg->res_byte);
+	return at;
+}
+
+/*
+ * A reservation tag for a request that waited since @qtime: it moves on
+ * by @span from where it was, or from a burst before now if it is
+ * further behind (a client idle for a while banks no more than a burst).
+ * Falling behind that while the request waited is a miss.
+ */
+static u64 ksmbd_disp_res_next(struct ksmbd_sched_cstats *cs, u64 tag,
+			       u64 span, u64 now, u64 qtime)
+{
+	u64 floor = now > cs->qos.burst_ns ? now - cs->qos.burst_ns : 0;
+
+	if (tag < floor) {
+		if (qtime <= tag)
+			cs->res_missed++;
+		tag = floor;
+	}
+	return tag + span;
+}
+
+/*
+ * Caller holds d->lock.  @work of @c takes a slot: its cost up front
+ * moves @c's tags on.  ksmbd_disp_qos_settle() corrects them for what it
+ * really cost.
+ */
+static void ksmbd_disp_qos_take(struct ksmbd_sched_client *c,
+				struct ksmbd_work *work, u64 now)
+{
+	const struct ksmbd_disp_qos *q = &c->stats->qos;
+	struct ksmbd_disp_tags *tg = ksmbd_disp_tags(c);
+	u64 ios = ksmbd_disp_ios(work->sched.cost);
+	u32 cost = work->sched.cost;
+
+	if (!q->lim_iops && !q->lim_bps && !q->res_iops && !q->res_bps)
+		return;
+	work->sched.qos = true;
+	if (q->lim_iops)
+		tg->lim_io = max(tg->lim_io, now) +
+			     ksmbd_disp_span(ios, q->lim_iops);
+	if (q->lim_bps)
+		tg->lim_byte = max(tg->lim_byte, now) +
+			       ksmbd_disp_span(cost, q->lim_bps);
+	if (q->res_iops)
+		tg->res_io = ksmbd_disp_res_next(c->stats, tg->res_io,
+						 ksmbd_disp_span(ios, q->res_iops),
+						 now, work->sched.qtime_ns);
+	if (q->res_bps)
+		tg->res_byte = ksmbd_disp_res_next(c->stats, tg->res_byte,
+						   ksmbd_disp_span(cost, q->res_bps),
+						   now, work->sched.qtime_ns);
+}
+
+/* Move @tag by the difference of @real and @upfront units at @rate. */
+static void ksmbd_disp_tag_fix(u64 *tag, u64 real, u64 upfront, u64 rate)
+{
+	u64 a, b;
+
+	if (!rate || real == upfront)
+		return;
+	a = ksmbd_disp_span(real, rate);
+	b = ksmbd_disp_span(upfront, rate);
+	*tag = a > b ? *tag + (a - b) : *tag - min(*tag, b - a);
+}
+
+/*
+ * Caller holds d->lock.  @work finished: its tags are charged what it
+ * really cost (@real bytes) instead of its cost up front.
+ */
+static void ksmbd_disp_qos_settle(struct ksmbd_sched_client *c,
+				  struct ksmbd_work *work, u32 real)
+{
+	const struct ksmbd_disp_qos *q = &c->stats->qos;
+	struct ksmbd_disp_tags *tg = ksmbd_disp_tags(c);
+	u64 ios = ksmbd_disp_ios(real), ios0;
+
+	if (!work->sched.qos)
+		return;
+	ios0 = ksmbd_disp_ios(work->sched.cost);
+	ksmbd_disp_tag_fix(&tg->lim_io, ios, ios0, q->lim_iops);
+	ksmbd_disp_tag_fix(&tg->lim_byte, real, work->sched.cost, q->lim_bps);
+	ksmbd_disp_tag_fix(&tg->res_io, ios, ios0, q->res_iops);
+	ksmbd_disp_tag_fix(&tg->res_byte, real, work->sched.cost, q->res_bps);
+}
+
+/* Caller holds d->lock.  Run ksmbd_disp_limit_fn() at @at, or earlier. */
+static void ksmbd_disp_arm_limit(struct ksmbd_sched_disp *d, u64 at, u64 now)
+{
+	if (d->dead || d->bypass || (d->limit_armed && d->limit_at <= at))
+		return;
+	d->limit_armed = true;
+	d->limit_at = at;
+	mod_delayed_work(system_wq, &d->limit_work,
+			 nsecs_to_jiffies(at > now ? at - now : 0) + 1);
+}
+
+/*
+ * Caller holds d->lock.  @c waits @wait ns for its class's limit, even
+ * with slots free: off the round, onto the limited list, until
+ * ksmbd_disp_unlimit() returns it.
+ */
+static void ksmbd_disp_limit(struct ksmbd_sched_disp *d,
+			     struct ksmbd_sched_client *c, u64 wait, u64 now)
+{
+	if (c->where == KSMBD_FLOW_PARKED)
+		d->nparked--;
+	list_move_tail(&c->flow, &d->limited);
+	c->where = KSMBD_FLOW_LIMITED;
+	c->limited_ns = now;
+	c->stats->limited++;
+	ksmbd_disp_arm_limit(d, now + wait, now);
+}
+
+/*
+ * Caller holds d->lock.  Limited clients whose limits allow a request go
+ * back to the end of the round, their deficits as they were; the timer
+ * is armed for the earliest of the others.
+ */
+static void ksmbd_disp_unlimit(struct ksmbd_sched_disp *d, u64 now)
+{
+	struct ksmbd_sched_client *c, *tmp;
+	u64 next = U64_MAX, wait;
+
+	list_for_each_entry_safe(c, tmp, &d->limited, flow) {
+		wait = ksmbd_disp_lim_wait(c, now);
+		if (wait) {
+			next = min(next, now + wait);
+			continue;
+		}
+		c->stats->throttled_ns += now - c->limited_ns;
+		ksmbd_disp_to_old(d, c);
+	}
+	if (next != U64_MAX)
+		ksmbd_disp_arm_limit(d, next, now);
+}
+
+/*
+ * Caller holds d->lock.  The reservation pass, before the round: of the
+ * clients below their reservation (a reservation tag not after now) that
+ * their limit and slot bound let go, the one furthest behind.  Its
+ * request is not charged to its deficit: what the reservations take is
+ * outside the weighted shares, which divide the rest (mClock's
+ * reservation phase).  O(clients with a reservation and requests
+ * waiting).
+ */
+static struct ksmbd_work *ksmbd_disp_next_res(struct ksmbd_sched_disp *d,
+					      u64 now)
+{
+	struct ksmbd_sched_client *c, *best = NULL;
+	u64 at, best_at = U64_MAX;
+	struct ksmbd_work *work;
+
+	list_for_each_entry(c, &d->resv, resv) {
+		at = ksmbd_disp_res_at(c);
+		if (at > now || at >= best_at || ksmbd_disp_at_bound(d, c) ||
+		    ksmbd_disp_lim_wait(c, now))
+			continue;
+		best = c;
+		best_at = at;
+	}
+	if (!best)
+		return NULL;
+	work = list_first_entry(&best->data, struct ksmbd_work, sched.entry);
+	if (!work->sched.bytes)
+		work->sched.cost = max(work->sched.cost, best->est_cost);
+	best->stats->res_served++;
+	best->turn_ns = now;
+	return work;
+}
+
 /* Caller holds d->lock.  @work joins its client's queue. */
 static void ksmbd_disp_enqueue(struct ksmbd_sched_disp *d,
 			       struct ksmbd_sched_client *c,
@@ -786,8 +1095,11 @@ static void ksmbd_disp_enqueue(struct ksmbd_sched_disp *d,
 	list_add_tail(&work->sched.age, &d->age);
 	work->sched.client = c;
 	c->refs++;
-	if (!c->queued)
+	if (!c->queued) {
 		d->nactive++;
+		if (ksmbd_disp_has_res(c))
+			list_add_tail(&c->resv, &d->resv);
+	}
 	WRITE_ONCE(c->queued, c->queued + 1);
 	WRITE_ONCE(c->qbytes, c->qbytes + work->sched.mem);
 	d->queued++;
@@ -821,8 +1133,10 @@ static void ksmbd_disp_dequeue(struct ksmbd_sched_disp *d,
 	list_del_init(&work->sched.entry);
 	list_del_init(&work->sched.age);
 	WRITE_ONCE(c->queued, c->queued - 1);
-	if (!c->queued)
+	if (!c->queued) {
 		d->nactive--;
+		list_del_init(&c->resv);
+	}
 	WRITE_ONCE(c->qbytes, c->qbytes - work->sched.mem);
 	d->queued--;
 	if (c->waiters && !ksmbd_disp_client_full(c))
@@ -849,7 +1163,11 @@ enum ksmbd_disp_how {
  * come back as new with a fresh quantum).  Otherwise it leaves the round
  * (from the new list it goes to the old one first, so that it cannot
  * come back as new at once).  Every client the round reaches has its
- * turn_ns set to @turn_ns, unless that is 0 (the watchdog's view).
+ * turn_ns set to @turn_ns, the time of the pick.
+ *
+ * Before the round, a client below its class's reservation is served
+ * (ksmbd_disp_next_res()); in it, a client its class's limit holds back
+ * leaves for the limited list (ksmbd_disp_limit()).
  */
 static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
 					  u64 turn_ns)
@@ -857,6 +1175,14 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
 	struct ksmbd_sched_client *c;
 	struct list_head *head;
 	struct ksmbd_work *work;
+	u32 idle_moves = 0;
+	u64 wait;
+
+	if (!list_empty(&d->resv)) {
+		work = ksmbd_disp_next_res(d, turn_ns);
+		if (work)
+			return work;
+	}
 
 	/*
 	 * Only contested service is charged: with one client waiting, its
@@ -868,20 +1194,29 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
 	 */
 	if (d->nactive == 1) {
 		work = list_first_entry(&d->age, struct ksmbd_work, sched.age);
-		if (ksmbd_disp_at_bound(d, work->sched.client))
+		c = work->sched.client;
+		if (ksmbd_disp_at_bound(d, c))
 			return NULL;
+		wait = ksmbd_disp_lim_wait(c, turn_ns);
+		if (wait) {
+			if (c->where != KSMBD_FLOW_LIMITED)
+				ksmbd_disp_limit(d, c, wait, turn_ns);
+			return NULL;
+		}
 		if (turn_ns)
-			work->sched.client->turn_ns = turn_ns;
+			c->turn_ns = turn_ns;
 		return work;
 	}
 
 	/*
 	 * Each pass serves a request, or moves one client: to the end of the
 	 * old list (a quantum given, or found empty), into the debt wheel,
-	 * onto the capped list, or out of the round; or starts a round.  A
-	 * client moves at most twice per round, and at most
+	 * onto the capped or the limited list, or out of the round; or
+	 * starts a round.  A client moves at most twice per round, at most
 	 * KSMBD_SCHED_WHEEL rounds start while every waiting client is
-	 * parked: the work per pick is bounded by that, not by any debt.
+	 * parked, and a round of clients found empty (their requests
+	 * running) ends the pick: the work per pick is bounded by that, not
+	 * by any debt.
 	 */
 	while (d->queued) {
 		head = &d->new_flows;
@@ -907,6 +1242,13 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
 		if (list_empty(&c->data)) {
 			if (c->inflight ||
 			    (head == &d->new_flows && !list_empty(&d->old_flows))) {
+				/*
+				 * More such moves in a row than there are
+				 * clients: the round holds none with a request,
+				 * those waiting are limited or capped.
+				 */
+				if (++idle_moves > d->nclients)
+					return NULL;
 				ksmbd_disp_to_old(d, c);
 			} else {
 				ksmbd_disp_flow_del(d, c);
@@ -918,6 +1260,11 @@ static struct ksmbd_work *ksmbd_disp_next(struct ksmbd_sched_disp *d,
 			list_move_tail(&c->flow, &d->capped);
 			c->where = KSMBD_FLOW_CAPPED;
 			d->capped_total++;
+			continue;
+		}
+		wait = ksmbd_disp_lim_wait(c, turn_ns);
+		if (wait) {
+			ksmbd_disp_limit(d, c, wait, turn_ns);
 			continue;
 		}
 		work = list_first_entry(&c->data, struct ksmbd_work,
@@ -971,6 +1318,7 @@ static void ksmbd_disp_out(struct ksmbd_sched_disp *d, struct ksmbd_work *work,
 		work->sched.charged = false;
 		d->dropped++;
 	} else if (how != KSMBD_DISP_FLAT) {
+		ksmbd_disp_qos_take(c, work, now);
 		work->sched.slot = true;
 		work->sched.stime_ns = now;
 		list_add_tail(&work->sched.age, &d->running);
@@ -1005,6 +1353,8 @@ static void ksmbd_disp_pick(struct ksmbd_sched_disp *d,
 			    struct list_head *batch, u64 now)
 {
 	ksmbd_disp_expire(d, now);
+	if (!list_empty(&d->limited) && now >= d->limit_at)
+		ksmbd_disp_unlimit(d, now);
 	while (d->inflight < d->max_inflight && ksmbd_disp_take(d, batch, now))
 		;
 }
@@ -1304,6 +1654,130 @@ static void ksmbd_disp_guard_fn(struct work_struct *wk)
 	}
 }
 
+/*
+ * The limit timer, armed for the earliest time a limited client's limit
+ * lets it go: limited clients whose limits allow go back to the round,
+ * and the free slots are filled.  A limited client waits here, never in
+ * a loop.
+ */
+static void ksmbd_disp_limit_fn(struct work_struct *wk)
+{
+	struct ksmbd_sched_disp *d = container_of(to_delayed_work(wk),
+						  struct ksmbd_sched_disp,
+						  limit_work);
+	u64 now = ksmbd_disp_now();
+	LIST_HEAD(batch);
+
+	spin_lock(&d->lock);
+	d->limit_armed = false;
+	if (d->dead || d->bypass) {
+		spin_unlock(&d->lock);
+		return;
+	}
+	ksmbd_disp_unlimit(d, now);
+	ksmbd_disp_pick(d, &batch, now);
+	spin_unlock(&d->lock);
+	ksmbd_disp_run_batch(d, &batch, now);
+}
+
+/* The same reservation, limit, burst and scope? */
+static bool ksmbd_disp_qos_same(const struct ksmbd_disp_qos *a,
+				const struct ksmbd_disp_qos *b)
+{
+	return a->res_bps == b->res_bps && a->lim_bps == b->lim_bps &&
+	       a->burst_ns == b->burst_ns && a->res_iops == b->res_iops &&
+	       a->lim_iops == b->lim_iops && a->aggregated == b->aggregated;
+}
+
+/**
+ * ksmbd_disp_class_stale() - must the program give @class_word's class
+ * its parameters?
+ * @d:          the dispatcher, referenced by the caller
+ * @class_word: the class word of a request bound to its client
+ * @gen:        generation of the program attached
+ *
+ * Context: any; lockless (the class's counters live as long as @d).
+ * Return: true when the class exists in @d and its parameters are not of
+ * program @gen (init_class() has not been asked, or was asked by
+ * another program), or were set KSMBD_SCHED_CLASS_REFRESH_MS ago or
+ * more.
+ */
+bool ksmbd_disp_class_stale(struct ksmbd_sched_disp *d, u32 class_word,
+			    u32 gen)
+{
+	struct ksmbd_sched_cstats *cs;
+
+	cs = xa_load(&d->classes, KSMBD_SCHED_CLASS_ID_OF(class_word));
+	return cs && (READ_ONCE(cs->qos.gen) != gen ||
+		      ksmbd_disp_now() - READ_ONCE(cs->qos.stamp_ns) >=
+		      (u64)KSMBD_SCHED_CLASS_REFRESH_MS * NSEC_PER_MSEC);
+}
+
+/**
+ * ksmbd_disp_class_set() - a class's reservation and limit
+ * @d:          the dispatcher
+ * @class_word: a class word of the class
+ * @p:          its parameters from init_class(), clamped
+ * @gen:        generation of the program that gave them
+ *
+ * Takes effect at the next pick: clients of the class with requests
+ * waiting join or leave the reservation pass, limited ones are looked
+ * at again.  The same parameters again (the refresh of an active class)
+ * only renew the stamp.  Context: process (the receiver thread); takes
+ * d->lock.
+ */
+void ksmbd_disp_class_set(struct ksmbd_sched_disp *d, u32 class_word,
+			  const struct ksmbd_sched_class_params *p, u32 gen)
+{
+	struct ksmbd_disp_qos q = {
+		.res_iops = p->reservation_iops,
+		.lim_iops = p->limit_iops,
+		.res_bps = p->reservation_bps,
+		.lim_bps = p->limit_bps,
+		.burst_ns = (u64)(p->burst_ms ?: KSMBD_SCHED_BURST_MS_DEFAULT) *
+			    NSEC_PER_MSEC,
+		.aggregated = p->flags & KSMBD_SCHED_CLASS_AGGREGATED,
+	};
+	struct ksmbd_sched_cstats *cs;
+	struct ksmbd_sched_client *c;
+	u64 now = ksmbd_disp_now();
+	LIST_HEAD(batch);
+
+	spin_lock(&d->lock);
+	cs = xa_load(&d->classes, KSMBD_SCHED_CLASS_ID_OF(class_word));
+	if (!cs) {
+		spin_unlock(&d->lock);
+		return;
+	}
+	/* read locklessly by ksmbd_disp_class_stale() */
+	WRITE_ONCE(cs->qos.stamp_ns, now);
+	WRITE_ONCE(cs->qos.gen, gen);
+	if (ksmbd_disp_qos_same(&q, &cs->qos)) {
+		spin_unlock(&d->lock);
+		return;
+	}
+	cs->qos.res_bps = q.res_bps;
+	cs->qos.lim_bps = q.lim_bps;
+	cs->qos.burst_ns = q.burst_ns;
+	cs->qos.res_iops = q.res_iops;
+	cs->qos.lim_iops = q.lim_iops;
+	cs->qos.aggregated = q.aggregated;
+	list_for_each_entry(c, &d->all, all) {
+		if (c->stats != cs || !c->queued)
+			continue;
+		if (ksmbd_disp_has_res(c) && list_empty(&c->resv))
+			list_add_tail(&c->resv, &d->resv);
+		else if (!ksmbd_disp_has_res(c))
+			list_del_init(&c->resv);
+	}
+	if (!d->dead && !d->bypass) {
+		ksmbd_disp_unlimit(d, now);
+		ksmbd_disp_pick(d, &batch, now);
+	}
+	spin_unlock(&d->lock);
+	ksmbd_disp_run_batch(d, &batch, now);
+}
+
 /**
  * ksmbd_disp_kill() - detach a dispatcher: nothing waits any more
  * @d: the dispatcher; the attachment's reference is dropped
@@ -1330,6 +1804,7 @@ void ksmbd_disp_kill(struct ksmbd_sched_disp *d)
 	}
 	spin_unlock(&d->lock);
 	cancel_delayed_work_sync(&d->guard);
+	cancel_delayed_work_sync(&d->limit_work);
 	ksmbd_disp_run_batch(d, &batch, now);
 	ksmbd_disp_put(d);
 }
@@ -1353,6 +1828,7 @@ void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight,
 	ksmbd_disp_budget_set(d, max_inflight, now);
 	d->timeout_ms = timeout_ms ?: KSMBD_SCHED_WATCHDOG_MS;
 	d->bypass = false;
+	d->limit_at = 0;
 	ksmbd_disp_pick(d, &batch, now);
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
@@ -1384,10 +1860,14 @@ static void ksmbd_disp_peer_key(u8 *key, const struct ksmbd_sched_conn *ctx,
  * ksmbd_disp_conn_bind() - bind a connection to its client in @d
  * @d:          the dispatcher, referenced by the caller
  * @conn:       the connection, not bound (ksmbd_disp_conn_unbind())
- * @class_word: its class word
+ * @class_word: the class word of its next request
+ * @guid:       the ClientGUID (16 bytes) that keys a PER_PEER class of a
+ *              session or tree connect, or NULL for the peer's address
  *
- * Finds or creates the client of (@class_word's id, peer if PER_PEER) and
- * takes a reference on it and on @d for @conn.  Context: the connection's
+ * Finds or creates the client of (@class_word's id, and if PER_PEER the
+ * peer or @guid) and takes a reference on it and on @d for @conn.  The
+ * connection stays bound while its requests keep that class word and
+ * key; a request of another session or tree may rebind it.  Context: the connection's
  * receiver thread, may sleep.  On an error the connection's requests
  * run at once, outside the budget (counted in alloc_fail), and the next
  * one tries again; fail_function may inject -ENOMEM here to test that.
@@ -1395,7 +1875,7 @@ static void ksmbd_disp_peer_key(u8 *key, const struct ksmbd_sched_conn *ctx,
  * Return: 0, -ENOLINK if @d is detached, -ENOMEM.
  */
 int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
-			 u32 class_word)
+			 u32 class_word, const u8 *guid)
 {
 	struct ksmbd_sched_client_key key = {
 		.class_id = KSMBD_SCHED_CLASS_ID_OF(class_word),
@@ -1404,8 +1884,14 @@ int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 	u32 weight = KSMBD_SCHED_CLASS_WEIGHT_OF(class_word) ?: 1;
 	int err = 0;
 
-	if (class_word & KSMBD_SCHED_CLASS_PER_PEER)
+	if (!(class_word & KSMBD_SCHED_CLASS_PER_PEER)) {
+		guid = NULL;
+	} else if (guid) {
+		memcpy(key.addr, guid, sizeof(key.addr));
+		key.by_guid = 1;
+	} else {
 		ksmbd_disp_peer_key(key.addr, &conn->sched.ctx, class_word);
+	}
 
 	spin_lock(&d->lock);
 	c = rhashtable_lookup_fast(&d->clients, &key, ksmbd_disp_client_params);
@@ -1420,6 +1906,7 @@ int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 		INIT_LIST_HEAD(&nc->ctl);
 		INIT_LIST_HEAD(&nc->idle);
 		INIT_LIST_HEAD(&nc->held);
+		INIT_LIST_HEAD(&nc->resv);
 		init_waitqueue_head(&nc->wq);
 		spin_lock(&d->lock);
 		c = rhashtable_lookup_fast(&d->clients, &key,
@@ -1453,8 +1940,16 @@ int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
 		c->wcount = weight;
 	}
 	refcount_inc(&d->ref);
+	if (conn->sched.last == d && conn->sched.last_client != c)
+		conn->sched.rebound = true;
+	conn->sched.last = d;
+	conn->sched.last_client = c;
 	conn->sched.disp = d;
 	conn->sched.client = c;
+	conn->sched.word = class_word;
+	conn->sched.by_guid = !!guid;
+	if (guid)
+		memcpy(conn->sched.guid, guid, sizeof(conn->sched.guid));
 out:
 	spin_unlock(&d->lock);
 	kfree(nc);
@@ -1484,36 +1979,26 @@ void ksmbd_disp_conn_unbind(struct ksmbd_conn *conn)
 	ksmbd_disp_put(d);
 }
 
-/**
- * ksmbd_disp_conn_stop() - drop the waiting requests of a connection
- * @conn: the connection, being released (its receiver has stopped)
- *
- * They are handed to their workqueue marked dropped: freed, not run, so
- * that the connection's teardown does not wait for their turn.
- */
-void ksmbd_disp_conn_stop(struct ksmbd_conn *conn)
+/* Move @conn's requests waiting in @c to @batch, marked dropped. */
+static void ksmbd_disp_stop_client(struct ksmbd_sched_disp *d,
+				   struct ksmbd_sched_client *c,
+				   struct ksmbd_conn *conn,
+				   struct list_head *batch, u64 now)
 {
-	struct ksmbd_sched_client *c = conn->sched.client;
-	struct ksmbd_sched_disp *d = conn->sched.disp;
 	struct ksmbd_work *work, *tmp;
-	u64 now = ksmbd_disp_now();
-	LIST_HEAD(batch);
 
-	if (!d)
-		return;
-	spin_lock(&d->lock);
 	list_for_each_entry_safe(work, tmp, &c->data, sched.entry) {
 		if (work->conn != conn)
 			continue;
 		ksmbd_disp_dequeue(d, c, work);
 		work->sched.dropped = true;
 		d->dropped++;
-		list_add_tail(&work->sched.entry, &batch);
+		list_add_tail(&work->sched.entry, batch);
 	}
 	list_for_each_entry_safe(work, tmp, &c->ctl, sched.entry) {
 		if (work->conn != conn)
 			continue;
-		list_move_tail(&work->sched.entry, &batch);
+		list_move_tail(&work->sched.entry, batch);
 		c->ctl_queued--;
 		c->qbytes -= work->sched.mem;
 		c->unauth++;
@@ -1521,6 +2006,33 @@ void ksmbd_disp_conn_stop(struct ksmbd_conn *conn)
 		d->dropped++;
 	}
 	ksmbd_disp_activity(d, c, now);
+}
+
+/**
+ * ksmbd_disp_conn_stop() - drop the waiting requests of a connection
+ * @conn: the connection, being released (its receiver has stopped)
+ *
+ * They are handed to their workqueue marked dropped: freed, not run, so
+ * that the connection's teardown does not wait for their turn.  A
+ * connection whose requests went to more than one client (sessions or
+ * trees of other classes) has every client looked at.
+ */
+void ksmbd_disp_conn_stop(struct ksmbd_conn *conn)
+{
+	struct ksmbd_sched_disp *d = conn->sched.disp;
+	struct ksmbd_sched_client *c;
+	u64 now = ksmbd_disp_now();
+	LIST_HEAD(batch);
+
+	if (!d)
+		return;
+	spin_lock(&d->lock);
+	if (conn->sched.rebound)
+		list_for_each_entry(c, &d->all, all)
+			ksmbd_disp_stop_client(d, c, conn, &batch, now);
+	else
+		ksmbd_disp_stop_client(d, conn->sched.client, conn, &batch,
+				       now);
 	spin_unlock(&d->lock);
 	ksmbd_disp_run_batch(d, &batch, now);
 }
@@ -1717,6 +2229,7 @@ static void ksmbd_disp_charge(struct ksmbd_sched_disp *d,
 
 	c->cost += cost;
 	c->stats->cost += cost;
+	ksmbd_disp_qos_settle(c, work, cost);
 	if (!work->sched.bytes)
 		c->est_cost = ksmbd_disp_avg(c->est_cost, cost);
 	if (!work->sched.charged)
@@ -1853,6 +2366,7 @@ void ksmbd_disp_work_done(struct ksmbd_work *work)
 void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 {
 	struct ksmbd_sched_cstats *cs, snap;
+	struct ksmbd_disp_qos q;
 	unsigned long id;
 	int i;
 
@@ -1910,6 +2424,20 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 			seq_printf(m, i ? ",%llu" : "%llu", snap.hist[i]);
 		seq_putc(m, '\n');
 		seq_printf(m, "class_cost: %lu %llu\n", id, snap.cost);
+		spin_lock(&d->lock);
+		q = cs->qos;
+		snap.limited = cs->limited;
+		snap.throttled_ns = cs->throttled_ns;
+		snap.res_served = cs->res_served;
+		snap.res_missed = cs->res_missed;
+		spin_unlock(&d->lock);
+		if (!q.res_iops && !q.res_bps && !q.lim_iops && !q.lim_bps)
+			continue;
+		seq_printf(m, "class_qos: %lu res_iops %u res_bps %llu lim_iops %u lim_bps %llu burst_ms %llu aggregated %d limited %llu throttled_ns %llu res_served %llu res_missed %llu\n",
+			   id, q.res_iops, q.res_bps, q.lim_iops, q.lim_bps,
+			   div_u64(q.burst_ns, NSEC_PER_MSEC), q.aggregated,
+			   snap.limited, snap.throttled_ns, snap.res_served,
+			   snap.res_missed);
 	}
 }
 
@@ -1919,7 +2447,8 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
  * @d: the dispatcher
  *
  * One line per client:
- *   client id=N class=N weight=N peer=ADDR|- conns=N queued=N inflight=N
+ *   client id=N class=N weight=N peer=ADDR|- [guid=GUID] conns=N
+ *   queued=N inflight=N
  *   dispatched=N bytes=N deficit=N cost=N control=N stuck=N unauth=N
  *   slot_bound=N
  * Context: process; the caller holds ksmbd_sched_mutex.
@@ -1933,7 +2462,9 @@ void ksmbd_disp_show_clients(struct seq_file *m, struct ksmbd_sched_disp *d)
 		seq_printf(m, "client id=%u class=%u weight=%u ", c->id,
 			   KSMBD_SCHED_CLASS_ID_OF(c->class_word),
 			   c->quantum / KSMBD_SCHED_QUANTUM);
-		if (c->class_word & KSMBD_SCHED_CLASS_PER_PEER)
+		if (c->key.by_guid)
+			seq_printf(m, "peer=- guid=%pUl", c->key.addr);
+		else if (c->class_word & KSMBD_SCHED_CLASS_PER_PEER)
 			seq_printf(m, "peer=%pI6c", c->key.addr);
 		else
 			seq_puts(m, "peer=-");

@@ -76,6 +76,9 @@ struct seq_file;
  *	others) one client runs per second, on average ...
  * @KSMBD_SCHED_CLIENT_INVALID_BURST: ... and at most this many at a time
  *	after a pause (a token bucket, GCRA)
+ * @KSMBD_SCHED_CLASS_REFRESH_MS: a class with requests is given its
+ *	parameters by init_class() again this often, so that a change of
+ *	the program's maps takes effect within it
  */
 enum ksmbd_sched_consts {
 	KSMBD_SCHED_INFLIGHT_PER_CPU	= 16,
@@ -103,6 +106,7 @@ enum ksmbd_sched_consts {
 	KSMBD_SCHED_CLIENT_UNAUTH_MAX	= 2,
 	KSMBD_SCHED_CLIENT_INVALID_PER_S = 16,
 	KSMBD_SCHED_CLIENT_INVALID_BURST = 16,
+	KSMBD_SCHED_CLASS_REFRESH_MS	= 1000,
 };
 
 static_assert(KSMBD_SCHED_DEBT_MAX / KSMBD_SCHED_QUANTUM + 1 < KSMBD_SCHED_WHEEL);
@@ -116,8 +120,12 @@ void ksmbd_disp_kill(struct ksmbd_sched_disp *d);
 void ksmbd_disp_update(struct ksmbd_sched_disp *d, u32 max_inflight,
 		       u32 timeout_ms);
 int ksmbd_disp_conn_bind(struct ksmbd_sched_disp *d, struct ksmbd_conn *conn,
-			 u32 class_word);
+			 u32 class_word, const u8 *guid);
 void ksmbd_disp_conn_unbind(struct ksmbd_conn *conn);
+bool ksmbd_disp_class_stale(struct ksmbd_sched_disp *d, u32 class_word,
+			    u32 gen);
+void ksmbd_disp_class_set(struct ksmbd_sched_disp *d, u32 class_word,
+			  const struct ksmbd_sched_class_params *p, u32 gen);
 void ksmbd_disp_conn_stop(struct ksmbd_conn *conn);
 void ksmbd_disp_queue(struct ksmbd_sched_disp *d, struct ksmbd_work *work,
 		      bool control);

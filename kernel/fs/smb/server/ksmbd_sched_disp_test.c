@@ -159,8 +159,9 @@ static void dt_start(struct kunit *test, u32 max_inflight, u32 timeout_ms)
 
 	t->d = ksmbd_disp_alloc(1, max_inflight, timeout_ms);
 	KUNIT_ASSERT_NOT_NULL(test, t->d);
-	/* the case runs the guard itself, at the times it chooses */
+	/* the case runs the guard and the limit timer itself, when it likes */
 	INIT_DELAYED_WORK(&t->d->guard, dt_guard_noop);
+	INIT_DELAYED_WORK(&t->d->limit_work, dt_guard_noop);
 }
 
 /**
@@ -180,7 +181,8 @@ static struct ksmbd_sched_client *dt_client(struct kunit *test, int i,
 
 	conn = kunit_kzalloc(test, sizeof(*conn), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, conn);
-	KUNIT_ASSERT_EQ(test, ksmbd_disp_conn_bind(t->d, conn, class_word), 0);
+	KUNIT_ASSERT_EQ(test,
+			ksmbd_disp_conn_bind(t->d, conn, class_word, NULL), 0);
 	t->conn[i] = conn;
 	return conn->sched.client;
 }
@@ -1218,6 +1220,232 @@ static void budget_fixed_does_not_adapt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->d->budget.changes, 0);
 }
 
+/* ---- clients by ClientGUID ------------------------------------------ */
+
+/*
+ * In a PER_PEER class of a session or tree, the connections of one
+ * ClientGUID are one client whatever their addresses (multichannel), two
+ * ClientGUIDs two clients; a GUID never meets an address key of the same
+ * bytes; and a connection rebinds when its requests' class changes.
+ */
+static void clients_by_guid(struct kunit *test)
+{
+	static const u8 g1[16] = { 0xfe, 0x80, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+				   11, 12, 13, 14 };
+	static const u8 g2[16] = { 0xfe, 0x80, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+				   11, 12, 13, 15 };
+	u32 word = KSMBD_SCHED_CLASS(5, 2, true);
+	struct disp_test *t = test->priv;
+	struct ksmbd_conn *conn[4];
+	struct ksmbd_sched_client *c1;
+	int i;
+
+	dt_start(test, 1, 0);
+	for (i = 0; i < ARRAY_SIZE(conn); i++) {
+		conn[i] = kunit_kzalloc(test, sizeof(*conn[i]), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, conn[i]);
+		conn[i]->sched.ctx.family = AF_INET6;
+		conn[i]->sched.ctx.peer_addr[0] = 0x20;
+		conn[i]->sched.ctx.peer_addr[15] = i;
+	}
+	/* conn[3] is keyed by its address, which has g1's bytes */
+	memcpy(conn[3]->sched.ctx.peer_addr, g1, 16);
+	KUNIT_ASSERT_EQ(test, ksmbd_disp_conn_bind(t->d, conn[0], word, g1), 0);
+	KUNIT_ASSERT_EQ(test, ksmbd_disp_conn_bind(t->d, conn[1], word, g1), 0);
+	KUNIT_ASSERT_EQ(test, ksmbd_disp_conn_bind(t->d, conn[2], word, g2), 0);
+	KUNIT_ASSERT_EQ(test, ksmbd_disp_conn_bind(t->d, conn[3], word,
+						   NULL), 0);
+	c1 = conn[0]->sched.client;
+	KUNIT_EXPECT_PTR_EQ(test, conn[1]->sched.client, c1);
+	KUNIT_EXPECT_EQ(test, c1->conns, 2);
+	KUNIT_EXPECT_EQ(test, c1->quantum, 2 * KSMBD_SCHED_QUANTUM);
+	KUNIT_EXPECT_PTR_NE(test, conn[2]->sched.client, c1);
+	KUNIT_EXPECT_PTR_NE(test, conn[3]->sched.client, c1);
+	KUNIT_EXPECT_EQ(test, t->d->nclients, 3);
+	KUNIT_EXPECT_TRUE(test, conn[0]->sched.by_guid);
+	KUNIT_EXPECT_FALSE(test, conn[3]->sched.by_guid);
+	KUNIT_EXPECT_EQ(test, conn[0]->sched.word, word);
+
+	/* a class without PER_PEER ignores the GUID: one client */
+	ksmbd_disp_conn_unbind(conn[2]);
+	KUNIT_ASSERT_EQ(test, ksmbd_disp_conn_bind(t->d, conn[2],
+						   KSMBD_SCHED_CLASS(6, 1, false),
+						   g2), 0);
+	KUNIT_EXPECT_FALSE(test, conn[2]->sched.by_guid);
+	KUNIT_EXPECT_EQ(test, conn[2]->sched.client->key.by_guid, 0);
+
+	/* another class for conn[1]: it leaves c1 */
+	ksmbd_disp_conn_unbind(conn[1]);
+	KUNIT_ASSERT_EQ(test, ksmbd_disp_conn_bind(t->d, conn[1],
+						   KSMBD_SCHED_CLASS(6, 1, false),
+						   NULL), 0);
+	KUNIT_EXPECT_PTR_EQ(test, conn[1]->sched.client,
+			    conn[2]->sched.client);
+	KUNIT_EXPECT_EQ(test, c1->conns, 1);
+	for (i = 0; i < ARRAY_SIZE(conn); i++)
+		ksmbd_disp_conn_unbind(conn[i]);
+}
+
+/* ---- reservation and limit ------------------------------------------ */
+
+/* The case's clock moves on by @ns. */
+static void dt_advance(struct kunit *test, u64 ns)
+{
+	struct disp_test *t = test->priv;
+
+	t->now += ns;
+}
+
+/* Class @c's reservation and limit, as init_class() of program 1 gives. */
+static void dt_qos(struct kunit *test, struct ksmbd_sched_client *c,
+		   const struct ksmbd_sched_class_params *p)
+{
+	struct disp_test *t = test->priv;
+
+	ksmbd_disp_class_set(t->d, c->class_word, p, 1);
+	KUNIT_EXPECT_FALSE(test, ksmbd_disp_class_stale(t->d, c->class_word,
+							1));
+}
+
+/* The limit timer fires at the case's clock. */
+static void dt_limit_timer(struct kunit *test)
+{
+	struct disp_test *t = test->priv;
+
+	ksmbd_disp_limit_fn(&t->d->limit_work.work);
+}
+
+/*
+ * A limit of 100 IOPS with the default burst (100 ms): 11 4 KiB READs at
+ * once (tags now to now + 100 ms conform, GCRA), then none with every
+ * slot free, until the timer; 100 ms later 10 more.  Its wait is counted.
+ */
+static void limit_iops_paces(struct kunit *test)
+{
+	struct ksmbd_sched_class_params p = { .limit_iops = 100 };
+	struct ksmbd_sched_client *a;
+
+	dt_start(test, 64, 0);
+	a = dt_client(test, DT_A, 1);
+	dt_qos(test, a, &p);
+	dt_queue_n(test, DT_A, 40, SZ_4K);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), dt_rep(test, 'A', 11));
+	KUNIT_EXPECT_EQ(test, a->where, KSMBD_FLOW_LIMITED);
+	dt_done_oldest(test, 11);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "");
+	dt_advance(test, 100 * DT_MS);
+	dt_limit_timer(test);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), dt_rep(test, 'A', 10));
+	KUNIT_EXPECT_EQ(test, a->stats->limited, 2);
+	KUNIT_EXPECT_EQ(test, a->stats->throttled_ns, 100 * DT_MS);
+}
+
+/*
+ * A limit of 1 MiB/s counts bytes of cost: 64 KiB READs take 62.5 ms of
+ * it each, so 2 go at once, and 16 a second with the timer firing every
+ * 10 ms.  A client of another class beside it is served while it waits
+ * (work-conserving).
+ */
+static void limit_bytes_paces(struct kunit *test)
+{
+	struct ksmbd_sched_class_params p = { .limit_bps = SZ_1M };
+	struct disp_test *t = test->priv;
+	struct ksmbd_sched_client *a;
+	int i;
+
+	dt_start(test, 64, 0);
+	a = dt_client(test, DT_A, 1);
+	dt_client(test, DT_B, 1);
+	dt_qos(test, a, &p);
+	dt_queue_n(test, DT_A, 30, SZ_64K);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "AA");
+	dt_queue_n(test, DT_B, 3, SZ_64K);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "BBB");
+	for (i = 0; i < 100; i++) {
+		dt_advance(test, 10 * DT_MS);
+		dt_limit_timer(test);
+		while (t->d->inflight)
+			dt_done_oldest(test, 1);
+	}
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), dt_rep(test, 'A', 16));
+	KUNIT_EXPECT_EQ(test, a->bytes, 18 * SZ_64K);
+}
+
+/*
+ * A reservation of 100 IOPS for B, weight 1, beside A of weight 8, one
+ * slot, a request a millisecond: B is served ahead of the round about
+ * every 10 ms (and a burst's worth when it arrives), never missed; the
+ * rest goes by weight, so A has most of it (work-conserving).
+ */
+static void reservation_ahead_of_round(struct kunit *test)
+{
+	struct ksmbd_sched_class_params p = { .reservation_iops = 100 };
+	struct ksmbd_sched_client *a, *b;
+	unsigned int i, nb = 0;
+	const char *picks;
+
+	dt_start(test, 1, 0);
+	a = dt_client(test, DT_A, 8);
+	b = dt_client(test, DT_B, 1);
+	dt_qos(test, b, &p);
+	dt_queue_n(test, DT_A, 250, SZ_4K);
+	dt_queue_n(test, DT_B, 100, SZ_4K);
+	KUNIT_EXPECT_STREQ(test, dt_picks(test), "A");
+	for (i = 0; i < 300; i++) {
+		dt_advance(test, DT_MS);
+		dt_done_oldest(test, 1);
+	}
+	picks = dt_picks(test);
+	for (i = 0; picks[i]; i++)
+		nb += picks[i] == 'B';
+	KUNIT_EXPECT_EQ(test, strlen(picks), 300);
+	KUNIT_EXPECT_GE(test, b->stats->res_served, 38);
+	KUNIT_EXPECT_LE(test, b->stats->res_served, 42);
+	KUNIT_EXPECT_EQ(test, b->stats->res_missed, 0);
+	/* its weighted share of the rest comes on top */
+	KUNIT_EXPECT_GT(test, nb, b->stats->res_served);
+	KUNIT_EXPECT_GE(test, a->dispatched, 220);
+}
+
+/*
+ * Two limited classes (200 IOPS of 4 KiB READs, 20 MiB/s of 1 MiB READs)
+ * beside an unlimited one of 64 KiB READs, four slots, a second of
+ * requests finishing every millisecond and the limit timer firing when
+ * it is due: each limited class runs at its rate, the unlimited one
+ * takes the rest, and every pick ends.
+ */
+static void limits_beside_unlimited(struct kunit *test)
+{
+	struct ksmbd_sched_class_params pa = { .limit_iops = 200 };
+	struct ksmbd_sched_class_params pb = { .limit_bps = 20 * SZ_1M };
+	struct disp_test *t = test->priv;
+	struct ksmbd_sched_client *a, *b, *c;
+	int i;
+
+	dt_start(test, 4, 0);
+	a = dt_client(test, DT_A, 1);
+	b = dt_client(test, DT_B, 1);
+	c = dt_client(test, DT_C, 1);
+	dt_qos(test, a, &pa);
+	dt_qos(test, b, &pb);
+	dt_queue_n(test, DT_A, 120, SZ_4K);
+	dt_queue_n(test, DT_B, 30, SZ_1M);
+	dt_queue_n(test, DT_C, 200, SZ_64K);
+	for (i = 0; i < 500; i++) {
+		dt_advance(test, DT_MS);
+		if (t->d->limit_armed && t->now >= t->d->limit_at)
+			dt_limit_timer(test);
+		if (t->d->inflight)
+			dt_done_oldest(test, 1);
+	}
+	/* half a second: 100 + 20 (the burst) and 10 + 2 */
+	KUNIT_EXPECT_GE(test, a->dispatched, 115);
+	KUNIT_EXPECT_LE(test, a->dispatched, 122);
+	KUNIT_EXPECT_GE(test, b->dispatched, 10);
+	KUNIT_EXPECT_LE(test, b->dispatched, 13);
+	KUNIT_EXPECT_GE(test, c->dispatched, 200);
+}
+
 static struct kunit_case ksmbd_disp_test_cases[] = {
 	KUNIT_CASE(drr_equal_weights),
 	KUNIT_CASE(drr_weights_3_1),
@@ -1243,6 +1471,11 @@ static struct kunit_case ksmbd_disp_test_cases[] = {
 	KUNIT_CASE(budget_ignores_blocked),
 	KUNIT_CASE(budget_idle_learns_nothing),
 	KUNIT_CASE(budget_fixed_does_not_adapt),
+	KUNIT_CASE(clients_by_guid),
+	KUNIT_CASE(limit_iops_paces),
+	KUNIT_CASE(limit_bytes_paces),
+	KUNIT_CASE(reservation_ahead_of_round),
+	KUNIT_CASE(limits_beside_unlimited),
 	{}
 };
 

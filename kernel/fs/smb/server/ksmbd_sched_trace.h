@@ -29,6 +29,7 @@ TRACE_DEFINE_ENUM(KSMBD_SCHED_CLASS_ID_MASK);
 TRACE_DEFINE_ENUM(KSMBD_SCHED_CLASS_WEIGHT_SHIFT);
 TRACE_DEFINE_ENUM(KSMBD_SCHED_CLASS_WEIGHT_MASK);
 TRACE_DEFINE_ENUM(KSMBD_SCHED_CLASS_PER_PEER);
+TRACE_DEFINE_ENUM(KSMBD_SCHED_CLASS_INHERIT);
 TRACE_DEFINE_ENUM(KSMBD_SCHED_VERDICT_QUEUE_MASK);
 TRACE_DEFINE_ENUM(KSMBD_SCHED_VERDICT_SPLICE);
 TRACE_DEFINE_ENUM(KSMBD_SCHED_QUEUE_UNBOUND);
@@ -99,6 +100,77 @@ TRACE_EVENT(ksmbd_sched_conn,
 		  KSMBD_SCHED_CLASS_WEIGHT_OF(__entry->class_word),
 		  !!(__entry->class_word & KSMBD_SCHED_CLASS_PER_PEER),
 		  __get_str(prog)[0] ? __get_str(prog) : "-")
+);
+
+/*
+ * ksmbd_sched_session - a session was classified (classify_session())
+ *
+ * Fires once per session and program, at the first request that names
+ * the session; @class_word is KSMBD_SCHED_CLASS_INHERIT when the session
+ * takes its connection's class.
+ */
+TRACE_EVENT(ksmbd_sched_session,
+	TP_PROTO(u32 netns_ino, const struct ksmbd_sched_session *s,
+		 u32 class_word),
+	TP_ARGS(netns_ino, s, class_word),
+	TP_STRUCT__entry(
+		__field(u32, netns_ino)
+		__field(u64, session_id)
+		__field(u32, flags)
+		__field(u16, dialect)
+		__field(u32, class_word)
+		__array(char, user, KSMBD_SCHED_USER_LEN)
+	),
+	TP_fast_assign(
+		__entry->netns_ino = netns_ino;
+		__entry->session_id = s->session_id;
+		__entry->flags = s->flags;
+		__entry->dialect = s->dialect;
+		__entry->class_word = class_word;
+		memcpy(__entry->user, s->user, KSMBD_SCHED_USER_LEN);
+	),
+	TP_printk("netns=%u session=0x%llx user=%s flags=0x%x dialect=0x%04x class=0x%08x id=%u weight=%u inherit=%d",
+		  __entry->netns_ino, __entry->session_id,
+		  __entry->user[0] ? __entry->user : "-", __entry->flags,
+		  __entry->dialect, __entry->class_word,
+		  KSMBD_SCHED_CLASS_ID_OF(__entry->class_word),
+		  KSMBD_SCHED_CLASS_WEIGHT_OF(__entry->class_word),
+		  !!(__entry->class_word & KSMBD_SCHED_CLASS_INHERIT))
+);
+
+/*
+ * ksmbd_sched_tree - a tree connect was classified (classify_tree())
+ *
+ * Fires once per tree connect and program, at the first request that
+ * names it.
+ */
+TRACE_EVENT(ksmbd_sched_tree,
+	TP_PROTO(u32 netns_ino, const struct ksmbd_sched_tree *t,
+		 u32 class_word),
+	TP_ARGS(netns_ino, t, class_word),
+	TP_STRUCT__entry(
+		__field(u32, netns_ino)
+		__field(u64, session_id)
+		__field(u32, tree_id)
+		__field(u32, flags)
+		__field(u32, class_word)
+		__array(char, share, KSMBD_SCHED_SHARE_LEN)
+	),
+	TP_fast_assign(
+		__entry->netns_ino = netns_ino;
+		__entry->session_id = t->session_id;
+		__entry->tree_id = t->tree_id;
+		__entry->flags = t->flags;
+		__entry->class_word = class_word;
+		memcpy(__entry->share, t->share, KSMBD_SCHED_SHARE_LEN);
+	),
+	TP_printk("netns=%u session=0x%llx tree=%u share=%s flags=0x%x class=0x%08x id=%u weight=%u inherit=%d",
+		  __entry->netns_ino, __entry->session_id, __entry->tree_id,
+		  __entry->share[0] ? __entry->share : "-", __entry->flags,
+		  __entry->class_word,
+		  KSMBD_SCHED_CLASS_ID_OF(__entry->class_word),
+		  KSMBD_SCHED_CLASS_WEIGHT_OF(__entry->class_word),
+		  !!(__entry->class_word & KSMBD_SCHED_CLASS_INHERIT))
 );
 
 /*

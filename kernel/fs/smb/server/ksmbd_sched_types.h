@@ -45,6 +45,8 @@ struct ksmbd_read_payload;
  * @stuck:    it held its slot so long that the slot was taken out of
  *            the budget; it still counts against its client's bound
  * @charged:  @cost was taken from its client's deficit (contested)
+ * @qos:      @cost moved its client's reservation and limit tags on
+ *            (ksmbd_disp_qos_take()); settled at completion
  * @unauth:   received before its connection had a session: it never
  *            takes a slot, and its client runs few such at once
  * @invalid:  @unauth, and a command that cannot succeed before a session
@@ -72,6 +74,7 @@ struct ksmbd_sched_work {
 	bool			slot;
 	bool			stuck;
 	bool			charged;
+	bool			qos;
 	bool			unauth;
 	bool			invalid;
 	bool			dropped;
@@ -86,6 +89,14 @@ struct ksmbd_sched_work {
  *          none); a request seeing another generation reclassifies it
  * @disp:   the dispatcher @client belongs to (referenced), or NULL
  * @client: its client in @disp (referenced), or NULL
+ * @word:   the class word it was bound to @client with
+ * @by_guid: @client is keyed by @guid (ksmbd_disp_conn_bind())
+ * @guid:   the ClientGUID that keys @client when @by_guid
+ * @last:   the dispatcher it was last bound in (not referenced: compared
+ *          only)
+ * @last_client: the client it was last bound to in @last (compared only)
+ * @rebound: it was bound to another client of @last since: requests of
+ *          it may wait in more than one client (ksmbd_disp_conn_stop())
  *
  * Written only by the connection's receiver thread, and when it is freed.
  */
@@ -94,6 +105,12 @@ struct ksmbd_sched_conn_state {
 	u32				gen;
 	struct ksmbd_sched_disp		*disp;
 	struct ksmbd_sched_client	*client;
+	u32				word;
+	bool				by_guid;
+	bool				rebound;
+	u8				guid[16];
+	const struct ksmbd_sched_disp	*last;
+	const struct ksmbd_sched_client	*last_client;
 };
 
 #endif /* __KSMBD_SCHED_TYPES_H__ */
