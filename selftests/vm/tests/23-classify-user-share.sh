@@ -10,6 +10,7 @@
 #     contested dispatches (dispatcher budget 2) split 75% / 25% +-3%;
 #   - two shares of smbtest, "share" in class 4 and "two" in class 3: the
 #     share's class wins over the user's (class 1 dispatches nothing);
+#     /proc/net/ksmbd_sched counts the sessions and trees of each class;
 #   - a sealed mount (seal) of smbtest2 is classified by its user: its
 #     session event has the encryption flag, its READs are class 2;
 #   - a PER_PEER user class keys its client by ClientGUID (guid= in the
@@ -80,6 +81,14 @@ class_bytes() {
 	} END { print s + 0 }' /proc/net/ksmbd_sched_clients
 }
 
+# class_names ID KEY: sessions or trees of class ID's class_names line of
+# /proc/net/ksmbd_sched (0 without one).
+class_names() {
+	awk -v id="$1" -v k="$2" '$1 == "class_names:" && $2 == id {
+		for (i = 3; i < NF; i += 2) if ($i == k) v = $(i + 1) }
+		END { print v + 0 }' /proc/net/ksmbd_sched
+}
+
 # session_event USER: "class_word flags" of the ksmbd_sched_session
 # events of USER, one line each.
 session_event() {
@@ -109,6 +118,8 @@ vm_check "users: both mounts' READs dispatched in class 1 and class 2" \
 	test "$(class_bytes 1)" -ge $((32 << 20)) -a "$(class_bytes 2)" -ge $((32 << 20))
 vm_check "users: nothing dispatched in the address's class 0" \
 	test "$(class_bytes 0)" = 0
+vm_check "users: one session counted in each user's class" \
+	test "$(class_names 1 sessions)" = 1 -a "$(class_names 2 sessions)" = 1
 sched_trace_stop
 
 fair_fio a "$sched_tmp/a/data.bin" "$RUNTIME" 32
@@ -150,13 +161,14 @@ vm_check "shares: the tree of $SHARE2 classified 0x00010003" \
 	test "$(sched_format ksmbd_sched_tree ".share == \"$SHARE2\"" '.class_word | hex8' | sort -u)" = 0x00010003
 vm_check "shares: the tree of $SMB_SHARE classified 0x00020004" \
 	test "$(sched_format ksmbd_sched_tree ".share == \"$SMB_SHARE\"" '.class_word | hex8' | sort -u)" = 0x00020004
-vm_check "shares: IPC\$ has no entry: its tree inherits (bit 30)" \
-	bash -c '! grep -qv "^0x40000000$" <<<"$1"' _ \
-	"$(sched_format ksmbd_sched_tree '.share == "ipc$"' '.class_word | hex8')"
+vm_check "shares: no tree of IPC\$ (no entry) has a class of its own" \
+	test "$(sched_count ksmbd_sched_tree '.share == "ipc$" and .class_word != 1073741824')" = 0
 vm_check "shares: READs of share in class 4, of $SHARE2 in class 3" \
 	test "$(class_bytes 4)" -ge $((32 << 20)) -a "$(class_bytes 3)" -ge $((8 << 20))
 vm_check "shares: no READ of either in the user's class 1 ($(class_bytes 1) bytes)" \
 	test "$(class_bytes 1)" -lt $((1 << 20))
+vm_check "shares: one tree connect counted in each share's class" \
+	test "$(class_names 3 trees)" = 1 -a "$(class_names 4 trees)" = 1
 umount "$sched_tmp/s1" "$sched_tmp/s2"
 sched_trace_stop
 smb-classify unload >/dev/null

@@ -568,13 +568,14 @@ static void ksmbd_sched_name(char *dst, const char *src, size_t size)
 
 /*
  * The class word of @sess under the program of generation @gen: kept, or
- * asked of classify_session().  The receivers of a session's channels may
- * ask at once; each stores the same word.  Context: RCU read lock held.
+ * asked of classify_session(), and then also in *@newly unless it
+ * inherits.  The receivers of a session's channels may ask at once; each
+ * stores the same word.  Context: RCU read lock held.
  */
 static u32 ksmbd_sched_session_word(struct ksmbd_sched_net *sn,
 				    const struct ksmbd_sched_ops *ops,
 				    u32 gen, struct ksmbd_conn *conn,
-				    struct ksmbd_session *sess)
+				    struct ksmbd_session *sess, u32 *newly)
 {
 	u64 kept = READ_ONCE(sess->sched_class);
 	struct ksmbd_sched_session s = {};
@@ -600,6 +601,7 @@ static u32 ksmbd_sched_session_word(struct ksmbd_sched_net *sn,
 					 sizeof(s.user));
 		word = ksmbd_sched_clamp_sub(sn, ops->classify_session(&s));
 		this_cpu_inc(sn->stats->sessions);
+		*newly = word;
 		trace_ksmbd_sched_session(conn->sched_net->ns.inum, &s, word);
 	}
 	WRITE_ONCE(sess->sched_class, KSMBD_SCHED_SUB(gen, word));
@@ -614,7 +616,7 @@ static u32 ksmbd_sched_tree_word(struct ksmbd_sched_net *sn,
 				 const struct ksmbd_sched_ops *ops, u32 gen,
 				 struct ksmbd_conn *conn,
 				 struct ksmbd_session *sess, u32 tid,
-				 u32 sess_word)
+				 u32 sess_word, u32 *newly)
 {
 	struct ksmbd_sched_tree t = {};
 	struct ksmbd_tree_connect *tcon;
@@ -643,6 +645,7 @@ static u32 ksmbd_sched_tree_word(struct ksmbd_sched_net *sn,
 				 sizeof(t.share));
 		word = ksmbd_sched_clamp_sub(sn, ops->classify_tree(&t));
 		this_cpu_inc(sn->stats->trees);
+		*newly = word;
 		trace_ksmbd_sched_tree(conn->sched_net->ns.inum, &t, word);
 	}
 	WRITE_ONCE(tcon->sched_class, KSMBD_SCHED_SUB(gen, word));
@@ -720,13 +723,15 @@ static bool ksmbd_sched_wants_session(struct ksmbd_sched_net *sn)
  * session's, else its connection's.  @guid gets the ClientGUID that keys
  * a PER_PEER client of a session's or tree's class, of a user's session
  * only: a guest or anonymous login can claim any ClientGUID, and stays
- * keyed by its address.  Context: RCU read lock held.
+ * keyed by its address.  @newly gets the class words a session and a
+ * tree connect were given now (INHERIT: none), for their counts.
+ * Context: RCU read lock held.
  */
 static u32 ksmbd_sched_req_class(struct ksmbd_sched_net *sn,
 				 const struct ksmbd_sched_ops *ops, u32 gen,
 				 struct ksmbd_conn *conn,
 				 struct ksmbd_session *sess, u32 tid,
-				 const u8 **guid)
+				 const u8 **guid, u32 newly[2])
 {
 	u32 word = conn->sched_class, sub;
 	bool own = false;
@@ -734,14 +739,14 @@ static u32 ksmbd_sched_req_class(struct ksmbd_sched_net *sn,
 	*guid = NULL;
 	if (!sess)
 		return word;
-	sub = ksmbd_sched_session_word(sn, ops, gen, conn, sess);
+	sub = ksmbd_sched_session_word(sn, ops, gen, conn, sess, &newly[0]);
 	if (sub != KSMBD_SCHED_CLASS_INHERIT) {
 		word = sub;
 		own = true;
 	}
 	if (tid) {
 		sub = ksmbd_sched_tree_word(sn, ops, gen, conn, sess, tid,
-					    word);
+					    word, &newly[1]);
 		if (sub != KSMBD_SCHED_CLASS_INHERIT) {
 			word = sub;
 			own = true;
@@ -818,6 +823,7 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 	struct ksmbd_sched_ops *ops;
 	struct ksmbd_sched_net *sn;
 	bool control = false, rebind = false;
+	u32 newly[2] = { KSMBD_SCHED_CLASS_INHERIT, KSMBD_SCHED_CLASS_INHERIT };
 	const u8 *guid = NULL;
 	u32 gen, tid = 0, word = 0;
 
@@ -843,7 +849,7 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 		}
 		control = ksmbd_sched_req_ctx(work, &r);
 		word = ksmbd_sched_req_class(sn, ops, gen, conn, sess, tid,
-					     &guid);
+					     &guid, newly);
 		r.class_word = word;
 		work->sched.class_word = word;
 		if (ops->classify_req) {
@@ -870,6 +876,10 @@ void __ksmbd_sched_queue_work(struct ksmbd_work *work)
 	}
 	if (ksmbd_disp_class_stale(d, word, gen))
 		ksmbd_sched_init_class(sn, d, word, gen);
+	if (unlikely(newly[0] != KSMBD_SCHED_CLASS_INHERIT))
+		ksmbd_disp_class_count(d, newly[0], false);
+	if (unlikely(newly[1] != KSMBD_SCHED_CLASS_INHERIT))
+		ksmbd_disp_class_count(d, newly[1], true);
 	if (sess)
 		ksmbd_user_session_put(sess);
 	ksmbd_disp_queue(d, work, control);

@@ -125,6 +125,8 @@ struct ksmbd_disp_tags {
  * @res_served: requests served ahead of the round for its reservation
  * @res_missed: times its reservation fell a burst behind while its
  *              requests waited: the server could not meet it
+ * @sessions:   sessions classify_session() put in it
+ * @trees:      tree connects classify_tree() put in it
  */
 struct ksmbd_sched_cstats {
 	u64 dispatched;
@@ -139,6 +141,8 @@ struct ksmbd_sched_cstats {
 	u64 throttled_ns;
 	u64 res_served;
 	u64 res_missed;
+	u64 sessions;
+	u64 trees;
 };
 
 /**
@@ -1779,6 +1783,30 @@ void ksmbd_disp_class_set(struct ksmbd_sched_disp *d, u32 class_word,
 }
 
 /**
+ * ksmbd_disp_class_count() - a session or tree connect joined a class
+ * @d:          the dispatcher
+ * @class_word: the class word classify_session() or classify_tree() gave
+ * @tree:       a tree connect, else a session
+ *
+ * Counted in its class_names line of /proc/net/ksmbd_sched
+ * (ksmbd_disp_show()); the class is made if it has had no request yet.
+ * Context: process; takes d->lock.
+ */
+void ksmbd_disp_class_count(struct ksmbd_sched_disp *d, u32 class_word,
+			    bool tree)
+{
+	struct ksmbd_sched_cstats *cs;
+
+	spin_lock(&d->lock);
+	cs = ksmbd_disp_class_stats(d, class_word);
+	if (cs && tree)
+		cs->trees++;
+	else if (cs)
+		cs->sessions++;
+	spin_unlock(&d->lock);
+}
+
+/**
  * ksmbd_disp_kill() - detach a dispatcher: nothing waits any more
  * @d: the dispatcher; the attachment's reference is dropped
  *
@@ -2350,22 +2378,57 @@ void ksmbd_disp_work_done(struct ksmbd_work *work)
 	ksmbd_disp_put(d);
 }
 
+/*
+ * The tokens of a limit's buckets at @now: I/Os and bytes that may run at
+ * once, negative while the client or class is in debt; only the
+ * dimensions the class limits.  " tokens_io N" in a class_qos line,
+ * " tokens_io=N" in a client line (@kv).
+ */
+static void ksmbd_disp_show_tokens(struct seq_file *m,
+				   const struct ksmbd_disp_qos *q,
+				   const struct ksmbd_disp_tags *tg, u64 now,
+				   bool kv)
+{
+	s64 left, n;
+
+	if (q->lim_iops) {
+		left = (s64)(now + q->burst_ns) - (s64)tg->lim_io;
+		n = div_s64(div_s64(left, NSEC_PER_USEC) * q->lim_iops,
+			    USEC_PER_SEC);
+		seq_printf(m, kv ? " tokens_io=%lld" : " tokens_io %lld", n);
+	}
+	if (q->lim_bps) {
+		left = (s64)(now + q->burst_ns) - (s64)tg->lim_byte;
+		n = div_s64(left, NSEC_PER_MSEC) *
+		    (s64)div_u64(q->lim_bps, MSEC_PER_SEC);
+		seq_printf(m, kv ? " tokens_bytes=%lld" : " tokens_bytes %lld",
+			   n);
+	}
+}
+
 /**
  * ksmbd_disp_show() - the dispatcher's lines of /proc/net/ksmbd_sched
  * @m: the seq_file
  * @d: the dispatcher
  *
  * "key: value" lines, then per class seen a "class:" line and a
- * "class_cost:" line:
+ * "class_cost:" line, and, if it has any, a "class_names:" line and a
+ * "class_qos:" line:
  *   class: ID dispatched N bypassed N bytes N wait_ns N hist H0,H1,...
  *   class_cost: ID BYTES
+ *   class_names: ID sessions N trees N
+ *   class_qos: ID res_iops N res_bps N lim_iops N lim_bps N burst_ms N
+ *	aggregated 0|1 limited N throttled_ns N res_served N res_missed N
+ *	[tokens_io N] [tokens_bytes N]
  * where Hi counts waits in [2^(i-1), 2^i) us (H0: under 1 us) and BYTES
- * is what its finished requests were charged (ksmbd_disp_charge()).
+ * is what its finished requests were charged (ksmbd_disp_charge());
+ * tokens are those of an aggregated class's buckets.
  * Context: process; the caller holds ksmbd_sched_mutex.
  */
 void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 {
 	struct ksmbd_sched_cstats *cs, snap;
+	u64 now = ksmbd_disp_now();
 	struct ksmbd_disp_qos q;
 	unsigned long id;
 	int i;
@@ -2430,14 +2493,23 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
 		snap.throttled_ns = cs->throttled_ns;
 		snap.res_served = cs->res_served;
 		snap.res_missed = cs->res_missed;
+		snap.sessions = cs->sessions;
+		snap.trees = cs->trees;
+		snap.tags = cs->tags;
 		spin_unlock(&d->lock);
+		if (snap.sessions || snap.trees)
+			seq_printf(m, "class_names: %lu sessions %llu trees %llu\n",
+				   id, snap.sessions, snap.trees);
 		if (!q.res_iops && !q.res_bps && !q.lim_iops && !q.lim_bps)
 			continue;
-		seq_printf(m, "class_qos: %lu res_iops %u res_bps %llu lim_iops %u lim_bps %llu burst_ms %llu aggregated %d limited %llu throttled_ns %llu res_served %llu res_missed %llu\n",
+		seq_printf(m, "class_qos: %lu res_iops %u res_bps %llu lim_iops %u lim_bps %llu burst_ms %llu aggregated %d limited %llu throttled_ns %llu res_served %llu res_missed %llu",
 			   id, q.res_iops, q.res_bps, q.lim_iops, q.lim_bps,
 			   div_u64(q.burst_ns, NSEC_PER_MSEC), q.aggregated,
 			   snap.limited, snap.throttled_ns, snap.res_served,
 			   snap.res_missed);
+		if (q.aggregated)
+			ksmbd_disp_show_tokens(m, &q, &snap.tags, now, false);
+		seq_putc(m, '\n');
 	}
 }
 
@@ -2450,11 +2522,14 @@ void ksmbd_disp_show(struct seq_file *m, struct ksmbd_sched_disp *d)
  *   client id=N class=N weight=N peer=ADDR|- [guid=GUID] conns=N
  *   queued=N inflight=N
  *   dispatched=N bytes=N deficit=N cost=N control=N stuck=N unauth=N
- *   slot_bound=N
+ *   slot_bound=N [tokens_io=N] [tokens_bytes=N]
+ * (the tokens of its own buckets, in a limited class that is not
+ * aggregated)
  * Context: process; the caller holds ksmbd_sched_mutex.
  */
 void ksmbd_disp_show_clients(struct seq_file *m, struct ksmbd_sched_disp *d)
 {
+	u64 now = ksmbd_disp_now();
 	struct ksmbd_sched_client *c;
 
 	spin_lock(&d->lock);
@@ -2468,10 +2543,14 @@ void ksmbd_disp_show_clients(struct seq_file *m, struct ksmbd_sched_disp *d)
 			seq_printf(m, "peer=%pI6c", c->key.addr);
 		else
 			seq_puts(m, "peer=-");
-		seq_printf(m, " conns=%u queued=%u inflight=%u dispatched=%llu bytes=%llu deficit=%lld cost=%llu control=%llu stuck=%u unauth=%u slot_bound=%u\n",
+		seq_printf(m, " conns=%u queued=%u inflight=%u dispatched=%llu bytes=%llu deficit=%lld cost=%llu control=%llu stuck=%u unauth=%u slot_bound=%u",
 			   c->conns, c->queued, c->inflight, c->dispatched,
 			   c->bytes, c->deficit, c->cost, c->control, c->stuck,
 			   c->unauth, ksmbd_disp_cap(d, c));
+		if (!c->stats->qos.aggregated)
+			ksmbd_disp_show_tokens(m, &c->stats->qos, &c->tags,
+					       now, true);
+		seq_putc(m, '\n');
 	}
 	spin_unlock(&d->lock);
 }

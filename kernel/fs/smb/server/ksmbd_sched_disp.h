@@ -126,6 +126,8 @@ bool ksmbd_disp_class_stale(struct ksmbd_sched_disp *d, u32 class_word,
 			    u32 gen);
 void ksmbd_disp_class_set(struct ksmbd_sched_disp *d, u32 class_word,
 			  const struct ksmbd_sched_class_params *p, u32 gen);
+void ksmbd_disp_class_count(struct ksmbd_sched_disp *d, u32 class_word,
+			    bool tree);
 void ksmbd_disp_conn_stop(struct ksmbd_conn *conn);
 void ksmbd_disp_queue(struct ksmbd_sched_disp *d, struct ksmbd_work *work,
 		      bool control);
